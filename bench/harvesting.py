@@ -1,0 +1,194 @@
+"""Benchmark of YARN-H phase A: classify tenants, Algorithm 1 over gRPC, one guard cycle.
+
+    .venv/bin/python bench/harvesting.py [--repeats 3] [--tenants 5000] [--calls 2000]
+
+1. Classification (OSDI'16 §3.2/§4.1): `fit` over 5,000 tenants × 30 days of 2-minute samples
+   (21,600 each, float32; a third daily-periodic, a third flat, a third random walks, 2 % of
+   samples missing). Target: under 60 s. The fit of the margins (paper 004 §4) is timed too.
+2. SelectClasses over 100 classes through a real gRPC server on loopback (one call at a time,
+   unseeded, like a client would): p50 / p99 per call. Target: p99 under 1 ms.
+3. One guard decision over 10,000 nodes with 4 containers each (`evaluate`, signals mode, a
+   tenth of the nodes spiking into their reserve). Target: under 1 s.
+Figures are medians over `--repeats` runs. Writes bench/results/harvesting.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import numpy as np
+from prometheus_client import CollectorRegistry
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harvester.advice.grpc_server import GrpcServer  # noqa: E402
+from harvester.advice.harvesting_state import HarvestingState  # noqa: E402
+from harvester.advice.yarn_advisor import yarn_advisor_service  # noqa: E402
+from harvester.decisions.class_selection import ClassState  # noqa: E402
+from harvester.decisions.guard import GuardContext, evaluate  # noqa: E402
+from harvester.decisions.reserve import ReserveTable  # noqa: E402
+from harvester.decisions.strategy import GuardStrategy, KillMechanism, NodeStrategy  # noqa: E402
+from harvester.domain import ClusterSnapshot, ContainerInfo, NodeSample, Resources  # noqa: E402
+from harvester.models.margins import fit_margins  # noqa: E402
+from harvester.models.patterns import Pattern  # noqa: E402
+from harvester.models.tenant_series import TenantSeries  # noqa: E402
+from harvester.models.utilization_classes import TenantAssignment, TenantClassModel, UtilizationClass, fit  # noqa: E402
+from harvester.observability.metrics import Metrics  # noqa: E402
+from harvester.v1 import common_pb2, yarn_advisor_pb2, yarn_advisor_pb2_grpc  # noqa: E402
+
+STEP = 120.0
+SAMPLES = 30 * 720
+
+
+def synthetic_tenants(n: int, seed: int = 0) -> TenantSeries:
+    rng = np.random.default_rng(seed)
+    t = np.arange(SAMPLES) * STEP
+    day = np.sin(2 * np.pi * t / 86400).astype(np.float32)
+    x = np.empty((n, SAMPLES), dtype=np.float32)
+    base = rng.uniform(0.05, 0.6, n).astype(np.float32)
+    for lo in range(0, n, 250):
+        hi = min(n, lo + 250)
+        block = base[lo:hi, None] + rng.normal(0, 0.01, (hi - lo, SAMPLES)).astype(np.float32)
+        kind = np.arange(lo, hi) % 3
+        block[kind == 0] += 0.25 * day
+        walks = np.cumsum(rng.normal(0, 0.003, (int((kind == 2).sum()), SAMPLES)), axis=1).astype(np.float32)
+        block[kind == 2] += walks - walks.mean(axis=1, keepdims=True)
+        block[rng.random(block.shape) < 0.02] = np.nan
+        x[lo:hi] = block
+    return TenantSeries(tuple(f"tenant-{i:05d}" for i in range(n)), x, STEP, 0.0)
+
+
+def bench_classify(n: int, repeats: int) -> dict[str, float]:
+    series = synthetic_tenants(n)
+    fits, margins, classes = [], [], 0
+    for r in range(repeats):
+        t0 = time.perf_counter()
+        model = fit(series, version=r + 1, fitted_at=0.0)
+        fits.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        fit_margins(series, model.tenant_class_map(), quantile=0.95)
+        margins.append(time.perf_counter() - t0)
+        classes = len(model.classes)
+    return {"classify_seconds": statistics.median(fits), "margins_seconds": statistics.median(margins), "classes": classes}
+
+
+def bench_select(calls: int, repeats: int) -> dict[str, float]:
+    patterns = list(Pattern)
+    rng = np.random.default_rng(1)
+    classes = tuple(
+        ClassState(f"{patterns[i % 3].value}-{i}", patterns[i % 3], float(a), float(a + rng.uniform(0, 0.3)),
+                   float(a + rng.uniform(-0.1, 0.1)), Resources(16 * 65536, 16 * 32), Resources(8192, 4), 0.1, nodes=16)
+        for i, a in enumerate(rng.uniform(0.05, 0.6, 100))
+    )
+    model = TenantClassModel(1, 0.0, tuple(UtilizationClass(c.class_id, c.pattern, c.average, c.peak, 1, 1.0) for c in classes),
+                             tuple(TenantAssignment(f"t{i}", c.class_id, c.pattern, c.average, c.peak, 0.0, 0.0, 1)
+                                   for i, c in enumerate(classes)))
+    state = HarvestingState()
+    state.publish_model(model, ReserveTable(), {})
+    state.publish_classes(classes)
+    server = GrpcServer("127.0.0.1:0", Metrics(CollectorRegistry()), [yarn_advisor_service(state)])
+    server.start()
+    channel = grpc.insecure_channel(server.address)
+    stub = yarn_advisor_pb2_grpc.YarnAdvisorStub(channel)
+    req = yarn_advisor_pb2.SelectClassesRequest(job_name="bench", max_concurrent_containers=200,
+                                                container=common_pb2.Resources(memory_mb=2048, vcores=1))
+    p50s, p99s = [], []
+    try:
+        for _ in range(200):
+            stub.SelectClasses(req)
+        for _ in range(repeats):
+            lat = []
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                stub.SelectClasses(req)
+                lat.append(time.perf_counter() - t0)
+            p50s.append(float(np.percentile(lat, 50)) * 1000)
+            p99s.append(float(np.percentile(lat, 99)) * 1000)
+    finally:
+        channel.close()
+        server.stop(0.1)
+    return {"p50_ms": statistics.median(p50s), "p99_ms": statistics.median(p99s)}
+
+
+def guard_context(n_nodes: int, now: float = 1e6) -> GuardContext:
+    rng = np.random.default_rng(2)
+    nodes, samples, containers = {}, [], []
+    cpu = rng.uniform(1, 10, n_nodes)
+    cpu[rng.random(n_nodes) < 0.1] = 15.0  # a tenth spike into the reserve
+    for i in range(n_nodes):
+        nid = f"node-{i:05d}.dc:8041"
+        nodes[nid] = NodeStrategy(nid, nid[:-5], f"tenant-{i % 500}", "prod", 16.0, Resources(65536, 32))
+        cs = [ContainerInfo(f"container_{i}_{j}", "application_1_0001", nid, Resources(4096, 2), now - 100 * (j + 1), j == 0, j % 2)
+              for j in range(4)]
+        containers += cs
+        samples.append(NodeSample(nid, now - 3, "RUNNING", "/r", nid[:-5], Resources(65536, 16), Resources(16384, 8), 4,
+                                  float(cpu[i]), 2.0, 30000.0, 10000.0))
+    snap = ClusterSnapshot(now - 1, "bench", tuple(samples), tuple(containers), True)
+    tenant_class = {f"tenant-{k}": f"class-{k % 20}" for k in range(500)}
+    reserves = ReserveTable({f"class-{k}": 0.1 for k in range(20)}, {f"class-{k}": "bench" for k in range(20)})
+    return GuardContext(now, snap, nodes, tenant_class, reserves, GuardStrategy(kill_mechanism=KillMechanism.SIGNALS))
+
+
+def bench_guard(n_nodes: int, repeats: int) -> dict[str, float]:
+    ctx = guard_context(n_nodes)
+    times, actions = [], 0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        d = evaluate(ctx)
+        times.append(time.perf_counter() - t0)
+        actions = len(d.actions)
+    return {"seconds": statistics.median(times), "actions": actions}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--tenants", type=int, default=5000)
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--nodes", type=int, default=10000)
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "harvesting.json")
+    args = ap.parse_args(argv)
+
+    classify = bench_classify(args.tenants, args.repeats)
+    select = bench_select(args.calls, args.repeats)
+    guard = bench_guard(args.nodes, max(args.repeats, 5))
+    figures = {
+        f"classify_{args.tenants}_tenants_seconds": classify["classify_seconds"],
+        f"fit_margins_{args.tenants}_tenants_seconds": classify["margins_seconds"],
+        "classes_fitted": classify["classes"],
+        "select_classes_p50_ms": select["p50_ms"],
+        "select_classes_p99_ms": select["p99_ms"],
+        f"guard_cycle_{args.nodes // 1000}k_nodes_seconds": guard["seconds"],
+        "guard_cycle_actions": guard["actions"],
+    }
+    targets = {"classify_5000_tenants_seconds": 60.0, "select_classes_p99_ms": 1.0, "guard_cycle_10k_nodes_seconds": 1.0}
+    result = {
+        "name": "harvesting",
+        "command": " ".join(["python", "bench/harvesting.py", *(argv if argv is not None else sys.argv[1:])]),
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
+        "figures": figures,
+        "targets": targets,
+        "classify_5000_tenants_seconds": figures.get("classify_5000_tenants_seconds"),
+        "select_classes_p99_ms": figures["select_classes_p99_ms"],
+        "guard_cycle_10k_nodes_seconds": figures.get("guard_cycle_10k_nodes_seconds"),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{'figure':42} {'value':>10}  target")
+    for k, v in figures.items():
+        print(f"{k:42} {v:>10.4g}  {targets.get(k, '')}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,3 @@
+from harvester.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,171 @@
+"""YarnAdvisor gRPC servicer (proto/harvester/v1/yarn_advisor.proto) over `HarvestingState`.
+
+- SelectClasses: Algorithm 1 (decisions/class_selection.py) for one job against the classes'
+  current state. Request validation answers INVALID_ARGUMENT with a message naming the field;
+  FAILED_PRECONDITION when no class model is published yet or the job's demand is unknown (no
+  DAG, no override, no past run). `seed` makes the probabilistic pick deterministic; without
+  it a per-servicer generator is used. In the response `headroom` is the §4.1 FRACTION of the
+  class's capacity, `weighted_headroom` the selection weight of line 6 (room in containers ×
+  ranking weight), `containers` how many of the job's containers go there.
+- ListTenantClasses: the current model's classes, their tenants, node counts and reserves.
+- ListNodeCapacities: the guard's last decision per node (empty `node_ids` = all; ids the
+  guard has no view of are left out; an empty id is INVALID_ARGUMENT).
+- GetNodeOrdering: NOT implemented in this phase — ordering nodes for a queue needs a
+  queue → job-type mapping that the RM plug-in contract does not carry yet; it answers
+  UNIMPLEMENTED with that message.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+import grpc
+import numpy as np
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from harvester.advice.grpc_server import ServiceImpl
+from harvester.advice.harvesting_state import HarvestingState
+from harvester.decisions.class_selection import characterize, select_classes
+from harvester.domain import Resources
+from harvester.models.job_history import DemandError, JobType, Stage
+from harvester.models.patterns import Pattern
+from harvester.observability.metrics import Metrics
+from harvester.v1 import common_pb2, yarn_advisor_pb2, yarn_advisor_pb2_grpc
+
+PATTERN_PB = {
+    Pattern.PERIODIC: common_pb2.PATTERN_PERIODIC,
+    Pattern.CONSTANT: common_pb2.PATTERN_CONSTANT,
+    Pattern.UNPREDICTABLE: common_pb2.PATTERN_UNPREDICTABLE,
+}
+JOB_TYPE_PB = {
+    JobType.SHORT: yarn_advisor_pb2.JOB_TYPE_SHORT,
+    JobType.MEDIUM: yarn_advisor_pb2.JOB_TYPE_MEDIUM,
+    JobType.LONG: yarn_advisor_pb2.JOB_TYPE_LONG,
+}
+
+
+def _timestamp(t: float) -> Timestamp:
+    ts = Timestamp()
+    ts.FromNanoseconds(int(round(t * 1e9)))
+    return ts
+
+
+def _resources(r: Resources) -> common_pb2.Resources:
+    return common_pb2.Resources(memory_mb=r.memory_mb, vcores=r.vcores)
+
+
+class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
+    def __init__(self, state: HarvestingState, metrics: Metrics | None = None, *, seed: int | None = None) -> None:
+        self._state = state
+        self._metrics = metrics
+        self._rng = np.random.default_rng(seed)
+        self._rng_lock = threading.Lock()
+
+    def SelectClasses(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802 (generated name)
+        view = self._state.view()
+        container = Resources(request.container.memory_mb, request.container.vcores)
+        if not request.HasField("container") or container.memory_mb <= 0 or container.vcores <= 0:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "container: memory_mb and vcores must both be > 0")
+        if request.max_concurrent_containers < 0:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_containers must be >= 0 (0 = derive)")
+        last_run = request.last_run_seconds if request.HasField("last_run_seconds") else None
+        if last_run is not None and (not math.isfinite(last_run) or last_run < 0):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"last_run_seconds must be finite and >= 0, got {last_run}")
+        if not request.job_name and request.max_concurrent_containers == 0 and not request.dag:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "job_name is required unless max_concurrent_containers or dag is given")
+        if view.model is None or not view.classes:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no utilization classes are fitted and published yet")
+        started = time.perf_counter()
+        dag = [Stage(s.name, s.tasks, tuple(s.parents)) for s in request.dag]
+        try:
+            job = characterize(
+                request.job_name, history=view.jobs, fallback_thresholds=view.selection.fallback_thresholds,
+                container=container, last_run_s=last_run, max_concurrent=request.max_concurrent_containers, dag=dag,
+            )
+        except DemandError as exc:
+            code = grpc.StatusCode.INVALID_ARGUMENT if dag else grpc.StatusCode.FAILED_PRECONDITION
+            context.abort(code, str(exc))
+        if request.HasField("seed"):
+            selection = select_classes(job, view.table, np.random.default_rng(request.seed),
+                                       weights=view.selection.weights, model_version=view.model.version)
+        else:
+            with self._rng_lock:
+                selection = select_classes(job, view.table, self._rng,
+                                           weights=view.selection.weights, model_version=view.model.version)
+        if self._metrics is not None:
+            self._metrics.record_decision("select_classes", time.perf_counter() - started)
+        return yarn_advisor_pb2.SelectClassesResponse(
+            job_type=JOB_TYPE_PB[selection.job_type],
+            required_containers=selection.required_containers,
+            classes=[
+                yarn_advisor_pb2.ClassChoice(
+                    class_id=c.class_id, pattern=PATTERN_PB[c.pattern], average_utilization=c.average,
+                    peak_utilization=c.peak, current_utilization=c.current, headroom=c.headroom,
+                    weighted_headroom=c.weighted_headroom, containers=c.containers,
+                )
+                for c in selection.choices
+            ],
+            reason=selection.reason,
+            model_version=selection.model_version,
+        )
+
+    def ListTenantClasses(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        view = self._state.view()
+        model = view.model
+        if model is None:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no utilization classes are fitted and published yet")
+        members: dict[str, list[str]] = {c.class_id: [] for c in model.classes}
+        for a in model.tenants:
+            members[a.class_id].append(a.tenant)
+        return yarn_advisor_pb2.ListTenantClassesResponse(
+            model_version=model.version,
+            fitted_at=_timestamp(model.fitted_at),
+            classes=[
+                yarn_advisor_pb2.TenantClass(
+                    class_id=c.class_id, pattern=PATTERN_PB[c.pattern], average_utilization=c.average,
+                    peak_utilization=c.peak, tenants=members[c.class_id], nodes=view.class_nodes.get(c.class_id, 0),
+                    reserve_fraction=view.reserves.fraction(c.class_id),
+                )
+                for c in model.classes
+            ],
+        )
+
+    def ListNodeCapacities(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        if any(not n for n in request.node_ids):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "node_ids must not contain empty ids")
+        decision = self._state.view().guard
+        if decision is None:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the guard has not decided yet")
+        wanted = set(request.node_ids)
+        return yarn_advisor_pb2.ListNodeCapacitiesResponse(
+            as_of=_timestamp(decision.as_of),
+            nodes=[
+                yarn_advisor_pb2.NodeCapacity(
+                    node_id=v.node_id, tenant=v.tenant, class_id=v.class_id, total=_resources(v.total),
+                    harvestable=_resources(v.capacity_after or v.harvestable or Resources.zero()),
+                    primary_cpu_cores=v.primary_cpu_cores or 0.0, reserve_cpu_cores=v.reserve_cpu_cores,
+                    stale=v.stale, reason=f"{v.reason} ({v.outcome})",
+                )
+                for v in decision.nodes
+                if not wanted or v.node_id in wanted
+            ],
+        )
+
+    def GetNodeOrdering(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        context.abort(
+            grpc.StatusCode.UNIMPLEMENTED,
+            "harvester.v1.YarnAdvisor/GetNodeOrdering is not implemented yet: node ordering per queue needs a "
+            "queue -> job type mapping (YARN-H phase B); use SelectClasses per job",
+        )
+
+
+def yarn_advisor_service(state: HarvestingState, metrics: Metrics | None = None, *, seed: int | None = None) -> ServiceImpl:
+    """The `ServiceImpl` to hand to `GrpcServer` (the composition root calls this)."""
+    return ServiceImpl(
+        "harvester.v1.YarnAdvisor",
+        YarnAdvisorServicer(state, metrics, seed=seed),
+        yarn_advisor_pb2_grpc.add_YarnAdvisorServicer_to_server,
+    )

@@ -1,0 +1,103 @@
+"""The `harvester` command line (also `python -m harvester`).
+
+Exit status: 0 ok, 1 runtime failure (one line on stderr), 2 bad configuration or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Callable, Sequence
+
+from harvester import __version__
+from harvester.config import ConfigError, load_settings, schema_paths
+
+EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"harvester: {message}", file=sys.stderr)
+    return code
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    print(f"harvester {__version__}")
+    return EXIT_OK
+
+
+def cmd_config_check(args: argparse.Namespace) -> int:
+    try:
+        settings = load_settings(args.file)
+    except ConfigError as exc:
+        return _fail(EXIT_CONFIG, f"config error: {exc}")
+    print(f"ok: {args.file} is valid ({len(schema_paths())} settings; cluster.source={settings.cluster.source})")
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from harvester.app import Harvester
+    from harvester.history.store import StoreError
+    from harvester.observability.logs import configure_logging
+
+    try:
+        settings = load_settings(args.config)
+    except ConfigError as exc:
+        return _fail(EXIT_CONFIG, f"config error: {exc}")
+    configure_logging(settings.logging.level, settings.logging.format)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        app = Harvester(settings)
+    except (StoreError, OSError) as exc:
+        return _fail(EXIT_FAILURE, f"cannot start: {exc}")
+    app.start()
+    print(
+        f"harvester {__version__} serving: gRPC {app.grpc.address}, admin http://{app.admin.address} "
+        f"(/healthz /readyz /metrics /status); cluster source: {app.source.name}. Ctrl-C stops.",
+        file=sys.stderr,
+        flush=True,
+    )
+    stop.wait()
+    app.stop()
+    return EXIT_OK
+
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="harvester", description="History-based harvesting advisor for Hadoop 3.3.x.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("serve", help="run the sidecar (gRPC advice, admin HTTP, control loops)")
+    p.add_argument("--config", type=Path, default=None, help="YAML settings file (default: the embedded default)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("config", help="configuration tools")
+    csub = p.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    c = csub.add_parser("check", help="validate a settings file (exit 2 with one line if it is bad)")
+    c.add_argument("file", type=Path)
+    c.set_defaults(func=cmd_config_check)
+
+    from harvester.cli_rm import register as register_rm
+
+    register_rm(sub)
+
+    p = sub.add_parser("version", help="print the version")
+    p.set_defaults(func=cmd_version)
+    __import__("harvester.sim.cli", fromlist=["register"]).register(sub)  # simulate, sweep, simulate-fit
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    func: Command = args.func
+    return func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

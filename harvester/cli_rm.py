@@ -1,0 +1,108 @@
+"""`harvester rm nodes|apps|reservations|queues`: read-only views of the RM for operators.
+
+The RM comes from the settings file (`--config`, its `rm:` section and HARVESTER_RM__*
+overrides) or `--rm-url` (repeatable, for an HA pair). Tables are rendered from
+`rm_client.tables`; `--json` prints the decoded models instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from enum import Enum
+from typing import Any, Callable
+
+from rm_client import RMClient, RMClientConfig, RMConfigError, RMError
+from rm_client.tables import Table, apps_table, nodes_table, queues_table, reservations_table
+
+EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
+
+
+def render_table(table: Table) -> str:
+    widths = [len(h) for h in table.headers]
+    for row in table.rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(table.headers, widths)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table.rows]
+    return "\n".join(lines)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Enum):
+        return value.name
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _client(args: argparse.Namespace) -> RMClient:
+    from harvester.app import embedded_rm_url, rm_client_config
+    from harvester.config import load_settings
+
+    if args.rm_url:
+        return RMClient(RMClientConfig(urls=tuple(args.rm_url), user=args.user))
+    settings = load_settings(args.config)
+    if settings.cluster.source == "embedded":  # the emulator a running `harvester serve` embeds
+        return RMClient(RMClientConfig(urls=(embedded_rm_url(settings),), user=args.user or settings.rm.user))
+    config = rm_client_config(settings.rm)
+    if not config.urls:
+        raise RMConfigError("no RM: give --rm-url or a --config whose rm.urls is set")
+    return RMClient(dataclasses.replace(config, user=args.user or config.user))
+
+
+def _views() -> dict[str, Callable[[RMClient, argparse.Namespace], tuple[Any, Table]]]:
+    def nodes(c: RMClient, a: argparse.Namespace) -> tuple[Any, Table]:
+        ns = c.list_nodes()
+        return ns, nodes_table(ns, now_ms=int(time.time() * 1000))
+
+    def apps(c: RMClient, a: argparse.Namespace) -> tuple[Any, Table]:
+        xs = c.list_apps(states=a.state or (), queue=a.queue) if a.queue else c.list_apps(states=a.state or ())
+        return xs, apps_table(xs)
+
+    def reservations(c: RMClient, a: argparse.Namespace) -> tuple[Any, Table]:
+        rs = c.list_reservations(queue=a.queue or "root.default")
+        return rs, reservations_table(rs, now_ms=int(time.time() * 1000))
+
+    def queues(c: RMClient, a: argparse.Namespace) -> tuple[Any, Table]:
+        info = c.get_scheduler()
+        return info, queues_table(info)
+
+    return {"nodes": nodes, "apps": apps, "reservations": reservations, "queues": queues}
+
+
+def cmd_rm(args: argparse.Namespace) -> int:
+    from harvester.config import ConfigError
+
+    try:
+        client = _client(args)
+    except (ConfigError, RMConfigError) as exc:
+        print(f"harvester: config error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        with client:
+            models, table = _views()[args.view](client, args)
+    except RMError as exc:
+        print(f"harvester: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    if args.json:
+        print(json.dumps(_plain(models), indent=1, default=str))
+    else:
+        print(render_table(table) if table.rows else "(none)")
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rm", help="read-only views of the ResourceManager (nodes, apps, reservations, queues)")
+    p.add_argument("view", choices=sorted(_views()), help="what to show")
+    p.add_argument("--config", default=None, help="settings file naming the RM (default: the embedded default's emulator)")
+    p.add_argument("--rm-url", action="append", help="RM REST base URL (repeat for an HA pair); overrides --config")
+    p.add_argument("--user", default=None, help="simple-auth user (user.name)")
+    p.add_argument("--queue", default=None, help="apps / reservations: full queue path, e.g. root.default")
+    p.add_argument("--state", action="append", help="apps: state filter (repeatable), e.g. RUNNING")
+    p.add_argument("--json", action="store_true", help="print the decoded models as JSON")
+    p.set_defaults(func=cmd_rm)

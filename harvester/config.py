@@ -1,0 +1,251 @@
+"""Settings schema; `deploy/harvester.yaml` is its commented example (DESIGN.md principle 10).
+
+One YAML file is loaded into typed, validated settings. A bad file never produces a
+traceback: `load_settings` raises `ConfigError` whose `str()` is ONE line naming the key and
+the problem, and the CLI turns it into exit status 2.
+
+Environment overrides: `HARVESTER_<SECTION>__<KEY>=value` (double underscore between levels,
+e.g. `HARVESTER_RM__URLS=http://rm1:8088,http://rm2:8088`, `HARVESTER_RM__USER=yarn`) replaces
+one key after the file is read; list values are comma-separated or a YAML list. This is how
+URLs and secrets reach a container without editing the file. Variables without `__`
+(such as the tests' `HARVESTER_TEST_RM_URL`) are not config overrides.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+import yaml
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from harvester.config_harvesting import HarvestingSettings
+
+
+class ConfigError(Exception):
+    """A configuration problem, rendered as one line: `<where>: <key>: <problem>`."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_listen(value: str) -> str:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"expected host:port, got {value!r}")
+    return value
+
+
+class ServerSettings(_Section):
+    grpc_listen: str = Field("127.0.0.1:50051", description="gRPC advice server address (host:port); port 0 picks a free port.")
+    admin_listen: str = Field("127.0.0.1:9464", description="HTTP admin address for /healthz /readyz /metrics /status.")
+    shutdown_grace_s: float = Field(3.0, gt=0, le=4.5, description="Seconds in-flight RPCs get on shutdown (total stop stays under 5 s).")
+    grpc_max_workers: int = Field(8, ge=1, le=256, description="Threads serving gRPC requests.")
+
+    _listen = field_validator("grpc_listen", "admin_listen")(_check_listen)
+
+
+class LoggingSettings(_Section):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Log level.")
+    format: Literal["text", "json"] = Field("text", description="text for people, json for log shippers.")
+
+
+class StoreSettings(_Section):
+    backend: Literal["sqlite", "memory"] = Field("sqlite", description="History store: sqlite (WAL file) or memory (tests, demos).")
+    path: Path = Field(Path("var/harvester.db"), description="SQLite file (created with its folder).")
+    retention_days: float = Field(35.0, gt=0, description="Samples older than this are pruned (the models use a 30-day window).")
+    prune_interval_s: float = Field(3600.0, gt=0, description="How often the retention loop prunes old rows.")
+
+    @field_validator("path")
+    @classmethod
+    def _path_writable(cls, v: Path, info: ValidationInfo) -> Path:
+        if info.data.get("backend", "sqlite") == "sqlite":
+            probe = v.resolve().parent
+            while not probe.exists():
+                probe = probe.parent
+            if not os.access(probe, os.W_OK):
+                raise ValueError(f"folder {probe} is not writable")
+        return v
+
+
+class RMSettings(_Section):
+    urls: list[AnyHttpUrl] = Field(default_factory=list, description="ResourceManager REST base URLs; several = HA, the active one is found.")
+    user: str | None = Field(None, description="Simple-auth user sent as ?user.name= (writes run as dr.who otherwise).")
+    auth: Literal["simple", "kerberos"] = Field("simple", description="simple, or kerberos (SPNEGO; needs the 'kerberos' extra).")
+    tls_verify: bool = Field(True, description="Verify the RM's TLS certificate.")
+    ca_bundle: Path | None = Field(None, description="CA bundle file for TLS verification (implies tls_verify).")
+    connect_timeout_s: float = Field(3.0, gt=0, description="Connect timeout per request.")
+    read_timeout_s: float = Field(10.0, gt=0, description="Read timeout per request.")
+    max_retries: int = Field(3, ge=0, le=10, description="Retries for idempotent calls (exponential backoff with jitter).")
+    backoff_base_s: float = Field(0.2, gt=0, description="First retry delay; doubles each retry.")
+    backoff_max_s: float = Field(5.0, gt=0, description="Largest retry delay.")
+
+    @field_validator("ca_bundle")
+    @classmethod
+    def _readable(cls, v: Path | None) -> Path | None:
+        if v is not None and not os.access(v, os.R_OK):
+            raise ValueError(f"cannot read {v}")
+        return v
+
+
+class ClusterSettings(_Section):
+    source: Literal["embedded", "rm"] = Field("embedded", description="embedded: the built-in YARN emulator with a demo cluster, polled over HTTP; rm: a real ResourceManager (rm.urls).")
+
+
+class EmbeddedSettings(_Section):
+    listen: str = Field("127.0.0.1:18088", description="Where the built-in YARN emulator serves the RM REST API (host:port; 0 = any free port).")
+    speed: float = Field(1.0, gt=0, le=3600, description="Emulated seconds per real second (the whole sidecar runs on this clock).")
+    seed: int = Field(0, ge=0, description="Seed of the demo cluster's primary-tenant patterns and batch arrivals.")
+    nodes_per_tenant: int = Field(3, ge=1, le=2500, description="NodeManagers in each of the demo's four primary tenants.")
+
+    _listen = field_validator("listen")(_check_listen)
+
+
+class TelemetrySettings(_Section):
+    poll_interval_s: float = Field(10.0, gt=0, description="How often the RM is polled.")
+    stale_after_s: float = Field(30.0, gt=0, description="Telemetry older than this is stale: no new capacity, no kills.")
+
+
+class Settings(_Section):
+    """All of Harvester's settings; every field is documented in deploy/harvester.yaml."""
+
+    server: ServerSettings = Field(default_factory=ServerSettings, description="Listen addresses and shutdown.")
+    logging: LoggingSettings = Field(default_factory=LoggingSettings, description="Log level and format.")
+    store: StoreSettings = Field(default_factory=StoreSettings, description="History store.")
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings, description="Which cluster to advise.")
+    embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings, description="The built-in cluster (cluster.source: embedded).")
+    rm: RMSettings = Field(default_factory=RMSettings, description="ResourceManager REST client.")
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings, description="Polling the cluster.")
+    harvesting: HarvestingSettings = Field(default_factory=HarvestingSettings, description="YARN-H: tenant classes, Algorithm 1, the guard.")
+
+    @model_validator(mode="after")
+    def _rm_needed(self) -> Settings:
+        if self.cluster.source == "rm" and not self.rm.urls:
+            raise ValueError("rm.urls: missing value (required when cluster.source is rm)")
+        return self
+
+
+# --- loading -------------------------------------------------------------------------------
+
+ENV_PREFIX = "HARVESTER_"
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _describe(err: Mapping[str, Any]) -> str:
+    kind, loc = err["type"], _loc(tuple(err["loc"]))
+    if kind == "extra_forbidden":
+        return f"{loc}: unknown key"
+    if kind == "missing":
+        return f"{loc}: missing value"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if not loc:  # model-level validators name their key themselves
+        return msg
+    got = err.get("input")
+    simple = isinstance(got, (str, int, float, bool)) or got is None
+    shown = f" (got {got!r})" if simple and repr(got) not in msg else ""
+    return f"{loc}: {msg}{shown}"
+
+
+def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for name, raw in sorted(environ.items()):
+        if not name.startswith(ENV_PREFIX) or "__" not in name:
+            continue
+        path = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
+        if any(not p for p in path):
+            raise ConfigError(f"environment {name}: malformed override name")
+        node = tree
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = (name, raw)
+    return tree
+
+
+def _coerce_env(model: type[BaseModel], key: str, env_name: str, raw: str) -> Any:
+    field = model.model_fields.get(key)
+    if field is None:
+        raise ConfigError(f"environment {env_name}: unknown key {key!r}")
+    if getattr(field.annotation, "__origin__", None) is list and not raw.lstrip().startswith("["):
+        return [s.strip() for s in raw.split(",") if s.strip()]
+    try:
+        return yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError:
+        return raw
+
+
+def _apply_env(model: type[BaseModel], data: dict[str, Any], overrides: dict[str, Any]) -> None:
+    for key, value in overrides.items():
+        field = model.model_fields.get(key)
+        if isinstance(value, tuple):
+            env_name, raw = value
+            data[key] = _coerce_env(model, key, env_name, raw)
+            continue
+        sub = field.annotation if field is not None else None
+        if not (isinstance(sub, type) and issubclass(sub, BaseModel)):
+            raise ConfigError(f"environment {ENV_PREFIX}{key.upper()}__…: unknown section {key!r}")
+        section = data.get(key)
+        if section is None:
+            section = {}
+        if not isinstance(section, dict):
+            raise ConfigError(f"{key}: expected a mapping")
+        data[key] = section
+        _apply_env(sub, section, value)
+
+
+def parse_settings(data: Any, *, where: str = "config", environ: Mapping[str, str] | None = None) -> Settings:
+    """Validate already-parsed YAML data (plus environment overrides) into `Settings`."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: the top level must be a mapping of sections, got {type(data).__name__}")
+    _apply_env(Settings, data, _env_overrides(os.environ if environ is None else environ))
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(_describe(e) for e in exc.errors())
+        raise ConfigError(f"{where}: {problems}") from None
+
+
+def load_settings(path: str | Path | None, *, environ: Mapping[str, str] | None = None) -> Settings:
+    """Read and validate a YAML file; `None` means the embedded default (all defaults)."""
+    if path is None:
+        return parse_settings({}, where="embedded default", environ=environ)
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: not UTF-8 text") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{p}:{at}: invalid YAML: {problem}") from None
+    return parse_settings(data, where=str(p), environ=environ)
+
+
+def schema_paths(model: type[BaseModel] = Settings, prefix: str = "") -> list[str]:
+    """Every leaf key of the schema as a dotted path (used to check the example documents all)."""
+    out: list[str] = []
+    for name, field in model.model_fields.items():
+        path = f"{prefix}{name}"
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            out.extend(schema_paths(ann, path + "."))
+        else:
+            out.append(path)
+    return out

@@ -1,0 +1,153 @@
+"""Frozen value types shared by every stage (DESIGN.md "What flows through it").
+
+Units are part of the field names: `_mb` megabytes, `_cores` physical cores, `_vcores` YARN
+virtual cores, times are epoch seconds (float) unless a name says `_ms`. The RM reports the
+whole host's CPU in physical cores and the containers' CPU in vcores (fixtures README); the
+conversion lives in one place, `NodeSample.containers_cpu_cores`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Resources:
+    """A YARN resource vector (memory in MB, vcores)."""
+
+    memory_mb: int
+    vcores: int
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(self.memory_mb + other.memory_mb, self.vcores + other.vcores)
+
+    def __sub__(self, other: Resources) -> Resources:
+        return Resources(self.memory_mb - other.memory_mb, self.vcores - other.vcores)
+
+    def fits_in(self, other: Resources) -> bool:
+        return self.memory_mb <= other.memory_mb and self.vcores <= other.vcores
+
+    def clamp_min(self, floor: Resources) -> Resources:
+        return Resources(max(self.memory_mb, floor.memory_mb), max(self.vcores, floor.vcores))
+
+    @staticmethod
+    def zero() -> Resources:
+        return Resources(0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSample:
+    """One observation of one NodeManager, as the RM reports it at `time`.
+
+    `total` is the capacity the scheduler currently uses (it changes when Harvester updates
+    the node); `physical_cores` comes from configuration or the node itself and is what turns
+    the containers' vcores into cores. Utilization fields are None when the RM has none yet.
+    """
+
+    node_id: str
+    time: float
+    state: str
+    rack: str
+    hostname: str
+    total: Resources
+    used: Resources
+    num_containers: int
+    node_cpu_cores: float | None
+    containers_cpu_vcores: float | None
+    node_memory_mb: float | None
+    containers_memory_mb: float | None
+    physical_cores: float | None = None
+
+    @property
+    def containers_cpu_cores(self) -> float | None:
+        """Containers' CPU in physical cores: vcores usage scaled by cores per vcore.
+
+        The NM reports containers' CPU as `vcores / physical cores * core usage`
+        (fixtures README; scenarios/cpu-burn: one busy container on an 8-vcore, 2-core host
+        reads ~3.8). Unknown when the node's physical core count is unknown.
+        """
+        if self.containers_cpu_vcores is None or not self.physical_cores or self.total.vcores <= 0:
+            return None
+        return self.containers_cpu_vcores * self.physical_cores / self.total.vcores
+
+
+class ContainerState(str, Enum):
+    ALLOCATED = "ALLOCATED"
+    ACQUIRED = "ACQUIRED"
+    RUNNING = "RUNNING"
+    COMPLETE = "COMPLETE"
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerInfo:
+    """A running YARN container as seen through the RM (apps → attempts → containers)."""
+
+    container_id: str
+    app_id: str
+    node_id: str
+    resources: Resources
+    started_at: float
+    is_am: bool
+    priority: int
+    state: ContainerState = ContainerState.RUNNING
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSnapshot:
+    """Everything one telemetry poll saw. `time` is when the poll completed (the Clock's)."""
+
+    time: float
+    source: str
+    nodes: tuple[NodeSample, ...] = ()
+    containers: tuple[ContainerInfo, ...] = ()
+    containers_complete: bool = False
+
+    def node(self, node_id: str) -> NodeSample | None:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        return None
+
+
+# --- Actions: what decisions return and actuators apply (DESIGN.md principles 2 and 4) ------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Action:
+    """Base of every action: `reason` is the formula that produced it, `stimulus_id` the tick."""
+
+    reason: str
+    stimulus_id: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetNodeCapacity(Action):
+    """Set the capacity the YARN scheduler may use on a node.
+
+    `overcommit_timeout_ms`: -1 lets the node run over-committed (the RM kills nothing);
+    >= 0 makes the RM kill its youngest non-AM containers after that many milliseconds.
+    """
+
+    node_id: str
+    resources: Resources
+    overcommit_timeout_ms: int = -1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KillContainer(Action):
+    """Signal one container: graceful = SIGTERM (GRACEFUL_SHUTDOWN), else SIGKILL."""
+
+    container_id: str
+    node_id: str
+    graceful: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ActionError:
+    """An actuation that failed, returned as data on the next tick (DESIGN.md principle 5)."""
+
+    action: Action
+    time: float
+    error: str
+    details: dict[str, str] = field(default_factory=dict)

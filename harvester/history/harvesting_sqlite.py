@@ -1,0 +1,151 @@
+"""SQLite side of the harvesting tables (schema version 2): class models, margins, job runs.
+
+A mixin of `SqliteHistoryStore` (it uses that class's `_db` connection and `_lock`), kept
+apart so the store's core stays readable. The contract is in history/store.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sqlite3
+import threading
+from typing import Collection, Sequence
+
+from harvester.models.job_history import JobRun
+from harvester.models.margins import ClassMargin, MarginModel
+from harvester.models.patterns import Pattern, PatternParams
+from harvester.models.utilization_classes import ClassParams, TenantAssignment, TenantClassModel, UtilizationClass
+
+
+def params_to_json(p: ClassParams) -> str:
+    return json.dumps(dataclasses.asdict(p), sort_keys=True)
+
+
+def params_from_json(text: str) -> ClassParams:
+    d = json.loads(text)
+    patterns = PatternParams(**d.pop("patterns"))
+    return ClassParams(patterns=patterns, **d)
+
+
+def _nan(v: float | None) -> float:
+    return math.nan if v is None else v
+
+
+def _null(v: float) -> float | None:
+    return None if math.isnan(v) else v
+
+
+class HarvestingSqlMixin:
+    _db: sqlite3.Connection
+    _lock: threading.Lock
+
+    def _write(self, statements: Sequence[tuple[str, Sequence[tuple]]]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                for sql, rows in statements:
+                    self._db.executemany(sql, rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def _latest(self, table: str, version: int | None) -> int | None:
+        with self._lock:
+            if version is None:
+                return self._db.execute(f"SELECT MAX(version) FROM {table}").fetchone()[0]
+            row = self._db.execute(f"SELECT version FROM {table} WHERE version = ?", (version,)).fetchone()
+            return None if row is None else row[0]
+
+    # --- utilization classes -------------------------------------------------------------
+
+    def save_class_model(self, model: TenantClassModel) -> int:
+        v = model.version
+        self._write([
+            ("DELETE FROM utilization_classes WHERE version = ?", [(v,)]),
+            ("DELETE FROM tenant_classes WHERE version = ?", [(v,)]),
+            ("INSERT OR REPLACE INTO class_models (version, fitted_at, params, skipped) VALUES (?, ?, ?, ?)",
+             [(v, model.fitted_at, params_to_json(model.params), json.dumps([list(s) for s in model.skipped]))]),
+            ("INSERT INTO utilization_classes VALUES (?, ?, ?, ?, ?, ?, ?)",
+             [(v, c.class_id, c.pattern.value, c.average, c.peak, c.tenants, c.weight) for c in model.classes]),
+            ("INSERT INTO tenant_classes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             [(v, a.tenant, a.class_id, a.pattern.value, a.average, a.peak, a.periodic_share, a.std, a.samples, a.fallback)
+              for a in model.tenants]),
+        ])
+        return 1 + len(model.classes) + len(model.tenants)
+
+    def class_model(self, version: int | None = None) -> TenantClassModel | None:
+        v = self._latest("class_models", version)
+        if v is None:
+            return None
+        with self._lock:
+            head = self._db.execute("SELECT fitted_at, params, skipped FROM class_models WHERE version = ?", (v,)).fetchone()
+            classes = self._db.execute(
+                "SELECT class_id, pattern, average, peak, tenants, weight FROM utilization_classes WHERE version = ? "
+                "ORDER BY rowid", (v,)).fetchall()
+            tenants = self._db.execute(
+                "SELECT tenant, class_id, pattern, average, peak, periodic_share, std, samples, fallback "
+                "FROM tenant_classes WHERE version = ? ORDER BY tenant", (v,)).fetchall()
+        return TenantClassModel(
+            version=v, fitted_at=head[0],
+            classes=tuple(UtilizationClass(r[0], Pattern(r[1]), r[2], r[3], r[4], r[5]) for r in classes),
+            tenants=tuple(TenantAssignment(r[0], r[1], Pattern(r[2]), r[3], r[4], r[5], r[6], r[7], r[8]) for r in tenants),
+            params=params_from_json(head[1]), skipped=tuple(tuple(s) for s in json.loads(head[2])),
+        )
+
+    # --- margins -------------------------------------------------------------------------
+
+    def save_margin_model(self, model: MarginModel) -> int:
+        v = model.version
+        self._write([
+            ("DELETE FROM class_margins WHERE version = ?", [(v,)]),
+            ("INSERT OR REPLACE INTO margin_models (version, fitted_at, quantile, step_s) VALUES (?, ?, ?, ?)",
+             [(v, model.fitted_at, model.quantile, model.step_s)]),
+            ("INSERT INTO class_margins VALUES (?, ?, ?, ?, ?)",
+             [(v, m.class_id, _null(m.margin), m.changes, _null(m.mean_change)) for m in model.margins]),
+        ])
+        return 1 + len(model.margins)
+
+    def margin_model(self, version: int | None = None) -> MarginModel | None:
+        v = self._latest("margin_models", version)
+        if v is None:
+            return None
+        with self._lock:
+            head = self._db.execute("SELECT fitted_at, quantile, step_s FROM margin_models WHERE version = ?", (v,)).fetchone()
+            rows = self._db.execute(
+                "SELECT class_id, margin, changes, mean_change FROM class_margins WHERE version = ? ORDER BY class_id",
+                (v,)).fetchall()
+        margins = tuple(ClassMargin(r[0], head[1], _nan(r[1]), r[2], _nan(r[3])) for r in rows)
+        return MarginModel(v, head[0], head[1], head[2], margins)
+
+    # --- job runs ------------------------------------------------------------------------
+
+    def append_job_runs(self, runs: Sequence[JobRun]) -> int:
+        if not runs:
+            return 0
+        self._write([(
+            "INSERT OR REPLACE INTO job_runs (app_id, job_name, started_at, finished_at, peak_containers, container_seconds) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(r.app_id, r.job_name, r.started_at, r.finished_at, r.peak_containers, r.container_seconds) for r in runs],
+        )])
+        return len(runs)
+
+    def job_runs(
+        self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None
+    ) -> list[JobRun]:
+        sql = "SELECT job_name, app_id, started_at, finished_at, peak_containers, container_seconds FROM job_runs WHERE finished_at >= ?"
+        args: list[object] = [since]
+        if until is not None:
+            sql += " AND finished_at < ?"
+            args.append(until)
+        if job_names is not None:
+            names = list(job_names)
+            if not names:
+                return []
+            sql += f" AND job_name IN ({', '.join('?' * len(names))})"
+            args.extend(names)
+        sql += " ORDER BY finished_at, app_id"
+        with self._lock:
+            return [JobRun(*r) for r in self._db.execute(sql, args)]

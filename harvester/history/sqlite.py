@@ -1,0 +1,135 @@
+"""SQLite history store: the embedded default. WAL mode, schema versioned and migrated on open.
+
+One connection guarded by a lock: the loops write from their own threads and the advice
+servers read from theirs; SQLite serialises writers anyway and WAL lets readers proceed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Collection, Sequence
+
+from harvester.domain import NodeSample, Resources
+from harvester.history.harvesting_sqlite import HarvestingSqlMixin
+from harvester.history.migrations import LATEST_VERSION, MIGRATIONS
+from harvester.history.store import StoreError
+
+_COLUMNS = (
+    "t, node_id, state, rack, hostname, total_memory_mb, total_vcores, used_memory_mb, used_vcores, "
+    "num_containers, node_cpu_cores, containers_cpu_vcores, node_memory_mb, containers_memory_mb, physical_cores"
+)
+
+
+def _row(s: NodeSample) -> tuple:
+    return (
+        s.time, s.node_id, s.state, s.rack, s.hostname, s.total.memory_mb, s.total.vcores,
+        s.used.memory_mb, s.used.vcores, s.num_containers, s.node_cpu_cores, s.containers_cpu_vcores,
+        s.node_memory_mb, s.containers_memory_mb, s.physical_cores,
+    )
+
+
+def _sample(r: sqlite3.Row | tuple) -> NodeSample:
+    return NodeSample(
+        time=r[0], node_id=r[1], state=r[2], rack=r[3], hostname=r[4], total=Resources(r[5], r[6]),
+        used=Resources(r[7], r[8]), num_containers=r[9], node_cpu_cores=r[10], containers_cpu_vcores=r[11],
+        node_memory_mb=r[12], containers_memory_mb=r[13], physical_cores=r[14],
+    )
+
+
+class SqliteHistoryStore(HarvestingSqlMixin):
+    """`HistoryStore` over one SQLite file (see history/store.py for the contract)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            if str(path) != ":memory:":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._lock = threading.Lock()
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open history store {path}: {exc}") from None
+        except OSError as exc:
+            raise StoreError(f"cannot create history store {path}: {exc.strerror or exc}") from None
+
+    def _migrate(self) -> None:
+        db = self._db
+        db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        current = row[0] or 0
+        if current > LATEST_VERSION:
+            raise StoreError(
+                f"history store {self.path} has schema version {current}, newer than this Harvester "
+                f"understands ({LATEST_VERSION}); upgrade Harvester or point store.path elsewhere"
+            )
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for sql in statements:
+                    db.execute(sql)
+                db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def schema_version(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
+
+    def journal_mode(self) -> str:
+        with self._lock:
+            return self._db.execute("PRAGMA journal_mode").fetchone()[0]
+
+    def append_node_samples(self, samples: Sequence[NodeSample]) -> int:
+        if not samples:
+            return 0
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany(
+                    f"INSERT INTO node_samples ({_COLUMNS}) VALUES ({', '.join('?' * 15)})", [_row(s) for s in samples]
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return len(samples)
+
+    def node_samples(
+        self, *, since: float, until: float | None = None, node_ids: Collection[str] | None = None
+    ) -> list[NodeSample]:
+        sql = f"SELECT {_COLUMNS} FROM node_samples WHERE t >= ?"
+        args: list[object] = [since]
+        if until is not None:
+            sql += " AND t < ?"
+            args.append(until)
+        if node_ids is not None:
+            ids = list(node_ids)
+            if not ids:
+                return []
+            sql += f" AND node_id IN ({', '.join('?' * len(ids))})"
+            args.extend(ids)
+        sql += " ORDER BY t, node_id"
+        with self._lock:
+            return [_sample(r) for r in self._db.execute(sql, args)]
+
+    def node_ids(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT DISTINCT node_id FROM node_samples ORDER BY node_id")]
+
+    def prune(self, before: float) -> dict[str, int]:
+        with self._lock:
+            cur = self._db.execute("DELETE FROM node_samples WHERE t < ?", (before,))
+            return {"node_samples": cur.rowcount}
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

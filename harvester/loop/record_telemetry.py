@@ -1,0 +1,53 @@
+"""Tick that polls the cluster and appends its node samples to history.
+
+It also keeps the newest good snapshot for the read side and for decisions, with its age:
+decisions must treat a snapshot older than `telemetry.stale_after_s` as stale (no new
+capacity offered, no kills).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+from harvester.domain import ClusterSnapshot
+from harvester.history.store import HistoryStore
+from harvester.loop.runner import TickResult
+from harvester.observability.metrics import Metrics
+from harvester.telemetry.source import TelemetryError, TelemetrySource
+
+
+class RecordTelemetry:
+    """`tick(now)`: poll, store samples, remember the snapshot; poll failures fail the tick."""
+
+    def __init__(self, source: TelemetrySource, store: HistoryStore, metrics: Metrics) -> None:
+        self._source = source
+        self._store = store
+        self._metrics = metrics
+        self._lock = threading.Lock()
+        self._latest: ClusterSnapshot | None = None
+
+    def latest(self) -> ClusterSnapshot | None:
+        with self._lock:
+            return self._latest
+
+    def age(self, now: float) -> float | None:
+        latest = self.latest()
+        return None if latest is None else max(0.0, now - latest.time)
+
+    def __call__(self, now: float) -> TickResult:
+        try:
+            snapshot = self._source.poll(now)
+        except TelemetryError:
+            self._metrics.record_poll(False)
+            age = self.age(now)
+            if age is not None:
+                self._metrics.record_telemetry_age(age)
+            raise
+        self._metrics.record_poll(True, dict(Counter(n.state for n in snapshot.nodes)))
+        self._metrics.record_telemetry_age(0.0)
+        written = self._store.append_node_samples(snapshot.nodes)
+        self._metrics.record_rows_written("node_samples", written)
+        with self._lock:
+            self._latest = snapshot
+        return TickResult({"source": self._source.name, "nodes": len(snapshot.nodes), "rows_written": written})

@@ -1,0 +1,1 @@
+"""Observability: every metric is declared in `metrics.py`; logging set-up in `logs.py`."""

@@ -1,0 +1,180 @@
+"""All of Harvester's Prometheus metrics, declared in one place (DESIGN.md principle 12).
+
+Each metric has help text and fixed label names, and is recorded through a `record_*` method
+so call sites never touch prometheus objects. `Metrics` takes its own `CollectorRegistry`, so
+tests and simulations get an isolated registry instead of the process-global one.
+Later stages add their metrics here, next to these.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from harvester import __version__
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+_FAST_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Metrics:
+    """The metric families of one running Harvester (or one simulation)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.build_info = Info("harvester_build", "Harvester version.", registry=r)
+        self.build_info.info({"version": __version__})
+
+        # control loops
+        self.loop_ticks = Counter(
+            "harvester_loop_ticks_total", "Control-loop ticks by outcome (ok, error).", ["loop", "outcome"], registry=r
+        )
+        self.loop_tick_seconds = Histogram(
+            "harvester_loop_tick_duration_seconds", "Wall time of one control-loop tick.", ["loop"],
+            buckets=_FAST_BUCKETS, registry=r,
+        )
+        self.loop_last_tick = Gauge(
+            "harvester_loop_last_tick_timestamp_seconds", "Clock time of the last completed tick.", ["loop"], registry=r
+        )
+
+        # telemetry
+        self.telemetry_nodes = Gauge(
+            "harvester_telemetry_nodes", "Nodes in the last cluster snapshot, by state.", ["state"], registry=r
+        )
+        self.telemetry_polls = Counter(
+            "harvester_telemetry_polls_total", "Cluster polls by outcome (ok, error).", ["outcome"], registry=r
+        )
+        self.telemetry_age = Gauge(
+            "harvester_telemetry_age_seconds", "Age of the newest good cluster snapshot at the last tick.", registry=r
+        )
+
+        # history store
+        self.store_rows_written = Counter(
+            "harvester_store_rows_written_total", "Rows written to the history store, by table.", ["table"], registry=r
+        )
+        self.store_rows_pruned = Counter(
+            "harvester_store_rows_pruned_total", "Rows removed by retention, by table.", ["table"], registry=r
+        )
+
+        # advice (gRPC)
+        self.grpc_requests = Counter(
+            "harvester_grpc_requests_total", "gRPC requests by method and status code.", ["method", "code"], registry=r
+        )
+        self.grpc_seconds = Histogram(
+            "harvester_grpc_request_duration_seconds", "gRPC request handling time.", ["method"],
+            buckets=_FAST_BUCKETS, registry=r,
+        )
+
+        # harvesting (YARN-H: classes, Algorithm 1, the guard)
+        self.harvest_node_vcores = Gauge(
+            "harvester_harvest_node_vcores", "Capacity (vcores) the guard gives YARN on a node after its last decision.",
+            ["node"], registry=r,
+        )
+        self.harvest_class_vcores = Gauge(
+            "harvester_harvest_class_vcores", "Capacity (vcores) given to YARN, summed per utilization class.",
+            ["class_id"], registry=r,
+        )
+        self.harvest_reserve = Gauge(
+            "harvester_harvest_reserve_fraction", "Reserve kept free for the primary, fraction of a node's cores, per class.",
+            ["class_id"], registry=r,
+        )
+        self.harvest_kills = Counter(
+            "harvester_harvest_kills_total",
+            "Kills decided by the guard, by reason (signal_graceful, signal_forceful, rm_overcommit = cuts the RM enforces).",
+            ["reason"], registry=r,
+        )
+        self.harvest_capacity_updates = Counter(
+            "harvester_harvest_capacity_updates_total",
+            "Guard outcomes per node: sent (increase, decrease, cut, freeze) or skipped (unchanged, hysteresis, rate_limit, stale).",
+            ["outcome", "reason"], registry=r,
+        )
+        self.harvest_decision_seconds = Histogram(
+            "harvester_harvest_decision_duration_seconds", "Wall time of one harvesting decision (guard, select_classes, fit).",
+            ["decision"], buckets=_FAST_BUCKETS, registry=r,
+        )
+        self.harvest_classes = Gauge(
+            "harvester_harvest_classes", "Utilization classes of the current model, per pattern.", ["pattern"], registry=r
+        )
+        self.harvest_tenants = Gauge(
+            "harvester_harvest_tenants", "Primary tenants of the current model, per pattern.", ["pattern"], registry=r
+        )
+        self.harvest_model_version = Gauge(
+            "harvester_harvest_model_version", "Version of the current utilization class model.", registry=r
+        )
+        self.harvest_stale_nodes = Gauge(
+            "harvester_harvest_stale_nodes", "Nodes the guard could not act on at its last decision, by why.",
+            ["why"], registry=r,
+        )
+
+    # --- record helpers -------------------------------------------------------------------
+
+    def record_tick(self, loop: str, ok: bool, seconds: float, at: float) -> None:
+        self.loop_ticks.labels(loop, "ok" if ok else "error").inc()
+        self.loop_tick_seconds.labels(loop).observe(seconds)
+        if ok:
+            self.loop_last_tick.labels(loop).set(at)
+
+    def record_poll(self, ok: bool, nodes_by_state: dict[str, int] | None = None) -> None:
+        self.telemetry_polls.labels("ok" if ok else "error").inc()
+        if nodes_by_state is not None:
+            self.telemetry_nodes.clear()
+            for state, count in nodes_by_state.items():
+                self.telemetry_nodes.labels(state).set(count)
+
+    def record_telemetry_age(self, seconds: float) -> None:
+        self.telemetry_age.set(seconds)
+
+    def record_rows_written(self, table: str, n: int) -> None:
+        self.store_rows_written.labels(table).inc(n)
+
+    def record_rows_pruned(self, table: str, n: int) -> None:
+        self.store_rows_pruned.labels(table).inc(n)
+
+    def record_grpc(self, method: str, code: str, seconds: float) -> None:
+        self.grpc_requests.labels(method, code).inc()
+        self.grpc_seconds.labels(method).observe(seconds)
+
+    def record_harvest(self, by_node: Mapping[str, int], by_class: Mapping[str, int]) -> None:
+        """Capacity given to YARN after a guard decision; nodes/classes not listed are dropped."""
+        self.harvest_node_vcores.clear()
+        for node, vcores in by_node.items():
+            self.harvest_node_vcores.labels(node).set(vcores)
+        self.harvest_class_vcores.clear()
+        for class_id, vcores in by_class.items():
+            self.harvest_class_vcores.labels(class_id).set(vcores)
+
+    def record_reserves(self, by_class: Mapping[str, float]) -> None:
+        self.harvest_reserve.clear()
+        for class_id, fraction in by_class.items():
+            self.harvest_reserve.labels(class_id).set(fraction)
+
+    def record_kills(self, by_reason: Mapping[str, int]) -> None:
+        for reason, n in by_reason.items():
+            self.harvest_kills.labels(reason).inc(n)
+
+    def record_capacity_outcomes(self, counts: Mapping[str, int]) -> None:
+        """`counts` by "<outcome>:<reason>" (GuardDecision.outcomes()); stale ones also set the stale gauge."""
+        self.harvest_stale_nodes.clear()
+        for key, n in counts.items():
+            outcome, _, reason = key.partition(":")
+            self.harvest_capacity_updates.labels(outcome, reason).inc(n)
+            if outcome == "stale":
+                self.harvest_stale_nodes.labels(reason).set(n)
+
+    def record_decision(self, decision: str, seconds: float) -> None:
+        self.harvest_decision_seconds.labels(decision).observe(seconds)
+
+    def record_class_model(self, version: int, classes_by_pattern: Mapping[str, int], tenants_by_pattern: Mapping[str, int]) -> None:
+        self.harvest_model_version.set(version)
+        for pattern, n in classes_by_pattern.items():
+            self.harvest_classes.labels(pattern).set(n)
+        for pattern, n in tenants_by_pattern.items():
+            self.harvest_tenants.labels(pattern).set(n)
+
+    def exposition(self) -> bytes:
+        """The registry in Prometheus text format."""
+        return generate_latest(self.registry)

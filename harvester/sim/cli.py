@@ -1,0 +1,184 @@
+"""`harvester simulate`, `harvester sweep`, `harvester simulate-fit` (registered by harvester/cli.py).
+
+Exit status: 0 ok, 1 runtime failure (one line), 2 bad scenario or arguments (one line naming
+the key). Progress goes to stderr, only when stderr is a terminal and --quiet is not given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harvester.sim.scenario import ScenarioError, read_yaml, set_path
+from harvester.sim.formats import JOB_FORMAT_NAMES, UTILIZATION_FORMAT_NAMES
+
+EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"harvester: {message}", file=sys.stderr)
+    return code
+
+
+def _trace_arg(text: str, formats: tuple[str, ...], flag: str) -> dict[str, str]:
+    fmt, sep, path = text.partition("=")
+    if not sep or fmt not in formats:
+        raise ScenarioError(f"{flag} {text!r}: expected FORMAT=PATH with FORMAT one of {', '.join(formats)}")
+    return {"format": fmt, "path": str(Path(path).resolve())}
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    over: dict[str, Any] = {}
+    for item in args.set or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ScenarioError(f"--set {item!r}: expected KEY=VALUE")
+        over[key] = yaml.safe_load(raw)
+    if args.utilization:
+        over["tenants.source"] = "traces"
+        over["tenants.traces"] = [_trace_arg(u, UTILIZATION_FORMAT_NAMES, "--utilization") for u in args.utilization]
+    if args.jobs:
+        over["workload.source"] = "trace"
+        over["workload.trace"] = _trace_arg(args.jobs, JOB_FORMAT_NAMES, "--jobs")
+    return over
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from harvester.sim.metrics.report import format_summary, summarize, write_outputs
+    from harvester.sim.policies import PolicyError
+    from harvester.sim.scenario import load_scenario
+    from harvester.sim.simulation import Simulation
+    from harvester.sim.traces import TraceError
+
+    try:
+        over = _overrides(args)
+        if args.seed is not None:
+            over["seed"] = args.seed
+        if args.no_plots:
+            over["outputs.plots"] = False
+        sc = load_scenario(args.scenario, over)
+        sim = Simulation(sc, traces_dir=args.traces, base_dir=Path(args.scenario).resolve().parent)
+    except (ScenarioError, TraceError) as exc:
+        return _fail(EXIT_CONFIG, f"scenario error: {exc}")
+    try:
+        result = sim.run(progress=not args.quiet and sys.stderr.isatty())
+    except PolicyError as exc:
+        return _fail(EXIT_FAILURE, f"simulation failed: {exc}")
+    summary = summarize(result)
+    out = args.out or Path("var") / "sim" / sc.name / f"seed{sc.seed}"
+    try:
+        write_outputs(out, result, summary)
+    except OSError as exc:
+        return _fail(EXIT_FAILURE, f"cannot write results to {out}: {exc}")
+    print(format_summary(summary))
+    print(f"results: {out}")
+    return EXIT_OK
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from harvester.sim.metrics.plots import plot_job_cdf
+    from harvester.sim.metrics.report import format_table, write_csv
+    from harvester.sim.scenario import parse_scenario
+    from harvester.sim.sweep import SWEEP_COLUMNS, grid, make_executor, run_sweep
+
+    try:
+        over = _overrides(args)
+        scenarios = []
+        for path in args.scenario:
+            data = read_yaml(path)
+            if isinstance(data, dict):
+                for k, v in over.items():
+                    set_path(data, k, v)
+            parse_scenario(json.loads(json.dumps(data)), where=str(path))  # fail fast, before any worker starts
+            scenarios.append((str(path), data))
+        params: dict[str, list[Any]] = {}
+        for item in args.param or []:
+            key, sep, raw = item.partition("=")
+            if not sep or not key:
+                raise ScenarioError(f"--param {item!r}: expected KEY=V1,V2,...")
+            params[key] = [yaml.safe_load(v) for v in raw.split(",")]
+        cells = grid(scenarios, policies=args.policy or [], params=params, seeds=args.seeds or [],
+                     traces_dir=str(Path(args.traces).resolve()) if args.traces else None)
+        for c in cells:  # validate every combination up front: exit 2 names the bad key
+            parse_scenario(json.loads(json.dumps(dict(c.scenario))), where=c.where, overrides=c.overrides)
+    except ScenarioError as exc:
+        return _fail(EXIT_CONFIG, f"scenario error: {exc}")
+    try:
+        with make_executor(args.workers, args.dask) as ex:
+            rows = run_sweep(cells, ex, quiet=args.quiet or not sys.stderr.isatty())
+    except RuntimeError as exc:
+        return _fail(EXIT_FAILURE, str(exc))
+    param_cols = sorted({k for r in rows for k in r if k.startswith("param:")})
+    columns = [*SWEEP_COLUMNS[:3], *param_cols, *SWEEP_COLUMNS[3:]]
+    out = args.out or Path("var") / "sim" / "sweep"
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "sweep.csv", columns, [[r.get(c) for c in columns] for r in rows])
+    (out / "sweep.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "job_exec_s"} for r in rows],
+                                               indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if len(rows) <= 16:
+        labels = {f"{r['policy']} s{r['seed']} {' '.join(str(r[c]) for c in param_cols)}".strip(): r["job_exec_s"] for r in rows}
+        plot_job_cdf(labels, out / "job_time_cdf.png", title="job execution time")
+    print(format_table(rows, columns))
+    print(f"results: {out}")
+    return EXIT_OK
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from harvester.sim.fit import fit_all
+    from harvester.sim.synthetic import DATA_DIR
+    from harvester.sim.traces import TraceError
+
+    try:
+        pat, wl = fit_all(args.traces, args.out or DATA_DIR, args.limit)
+    except (TraceError, OSError, ValueError) as exc:
+        return _fail(EXIT_FAILURE, f"fit failed: {exc}")
+    print(f"wrote {pat} and {wl}")
+    return EXIT_OK
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--traces", type=Path, default=None, help="folder relative trace paths resolve against")
+    p.add_argument("--utilization", action="append", metavar="FORMAT=PATH",
+                   help=f"use this utilization trace for the primary tenants (repeatable; {', '.join(UTILIZATION_FORMAT_NAMES)})")
+    p.add_argument("--jobs", metavar="FORMAT=PATH", help=f"use this job trace ({', '.join(JOB_FORMAT_NAMES)})")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key, e.g. cluster.servers=500")
+    p.add_argument("--out", type=Path, default=None, help="output folder")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def register(sub: Any) -> None:
+    """Add the simulator's commands to the `harvester` CLI's subparsers."""
+    p = sub.add_parser("simulate", help="run a simulation scenario (YAML) and print its summary")
+    p.add_argument("--scenario", type=Path, required=True, help="scenario YAML (see deploy/scenarios/)")
+    p.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
+    p.add_argument("--no-plots", action="store_true", help="skip PNG figures")
+    _common(p)
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("sweep", help="run scenario x policy x parameter x seed in parallel, one table")
+    p.add_argument("--scenario", type=Path, action="append", required=True, help="scenario YAML (repeatable)")
+    p.add_argument("--policy", action="append", help="policy name (repeatable)")
+    p.add_argument("--param", action="append", metavar="KEY=V1,V2", help="sweep a scenario key over values (repeatable)")
+    p.add_argument("--seeds", type=_int_list, default=None, help="comma-separated seeds")
+    p.add_argument("--workers", type=int, default=None, help="local processes (default: cores)")
+    p.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
+    _common(p)
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("simulate-fit", help="refit the simulator's generators to the staged traces")
+    p.add_argument("--traces", type=Path, required=True, help="the staged traces folder (../shared/traces)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: harvester/sim/data)")
+    p.add_argument("--limit", type=int, default=None, help="rows per trace file (quick checks)")
+    p.set_defaults(func=cmd_fit)

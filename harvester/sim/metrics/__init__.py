@@ -1,0 +1,1 @@
+"""Simulation measurements (collector) and their reports (CSV/JSON, summary table, PNG CDFs)."""

@@ -1,0 +1,297 @@
+"""Placement policies: the pluggable scheduler brain of the simulated YARN substrate.
+
+The substrate calls a policy; the policy never changes the cluster. Interface (what Harvester's
+history-based policy implements, e.g. OSDI'16 Algorithm 1 class selection):
+
+    class PlacementPolicy(Protocol):
+        name: str
+        def capacity(self, view: ClusterView) -> CapacityUpdate | None
+        def place(self, request: PlacementRequest, view: ClusterView) -> np.ndarray
+        def job_finished(self, outcome: JobOutcome) -> None
+
+- `capacity` runs after every primary-utilization step (and once at start): return the
+  schedulable capacity of every node (what live Harvester sends as node resource updates),
+  or None to leave capacities as they are (as set at start, or by a controller's
+  SetNodeCapacity actions).
+- `place` returns node indexes, one per container to start now (at most `request.count`;
+  repeats allowed; fewer = the rest wait for the next scheduling pass). Each chosen node must
+  have room in `view.free_vcores` / `view.free_memory_mb` for all containers placed on it;
+  the substrate raises `PolicyError` otherwise. Work on the numpy arrays: never loop over
+  all nodes in Python. The substrate builds one view per scheduling pass (its free arrays
+  shrink as containers are placed in that pass), so a policy may cache per-pass work keyed
+  on the view object.
+- `job_finished` is told every finished job (its run time, kills): a policy's own history,
+  e.g. "the job's last run" of Algorithm 1, line 3.
+
+A policy is built by a factory `factory(params: Mapping, context: SimContext) -> policy`;
+scenario files name a built-in (`stock-yarn`, `primary-aware`) or `package.module:factory`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol
+
+import numpy as np
+
+from harvester.sim.plugins import load_callable
+
+
+class PolicyError(Exception):
+    """A policy asked for something the cluster cannot do (a bug in the policy)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TenantInfo:
+    """What a policy may know about a primary tenant (not its generated pattern label)."""
+
+    index: int
+    name: str
+    environment: str
+    machine_function: str
+    servers: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SimContext:
+    """Static facts given to policy and controller factories."""
+
+    node_ids: tuple[str, ...]
+    tenant_of: np.ndarray
+    tenants: tuple[TenantInfo, ...]
+    physical_cores: np.ndarray
+    total_vcores: np.ndarray
+    total_memory_mb: np.ndarray
+    step_s: float
+    start_s: float
+    seed: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ClusterView:
+    """Read-only arrays (indexed by node) a policy decides from, valid during one call.
+
+    `free_*` = schedulable capacity − allocated, 0 on nodes that are down, never negative.
+    `tenant_history` is [tenants × samples] of past average-server utilization (the paper's
+    "average server", §3.2) at `step_s`, oldest first, ending at the current step: the
+    policy sees the past only.
+    """
+
+    now: float
+    free_vcores: np.ndarray
+    free_memory_mb: np.ndarray
+    capacity_vcores: np.ndarray
+    capacity_memory_mb: np.ndarray
+    total_vcores: np.ndarray
+    total_memory_mb: np.ndarray
+    physical_cores: np.ndarray
+    primary_cpu_cores: np.ndarray
+    primary_memory_mb: np.ndarray
+    batch_cpu_cores: np.ndarray
+    running: np.ndarray
+    tenant_of: np.ndarray
+    tenant_history: np.ndarray
+    step_s: float
+    rng: np.random.Generator
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementRequest:
+    """Containers of one runnable stage of one job, all the same size."""
+
+    job_id: str
+    job_name: str
+    stage: str
+    count: int
+    vcores: int
+    memory_mb: int
+    submitted_at: float
+    recurring: bool
+    period_s: float | None
+    job_tasks: int
+    job_max_concurrent: int
+
+
+@dataclass(frozen=True, slots=True)
+class JobOutcome:
+    job_id: str
+    job_name: str
+    submitted_at: float
+    finished_at: float
+    tasks: int
+    kills: int
+
+    @property
+    def duration_s(self) -> float:
+        return self.finished_at - self.submitted_at
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CapacityUpdate:
+    """Schedulable capacity per node; `overcommit_timeout_ms` as in a node resource update."""
+
+    vcores: np.ndarray
+    memory_mb: np.ndarray
+    overcommit_timeout_ms: int = -1
+
+
+class PlacementPolicy(Protocol):
+    name: str
+
+    def capacity(self, view: ClusterView) -> CapacityUpdate | None: ...
+
+    def place(self, request: PlacementRequest, view: ClusterView) -> np.ndarray: ...
+
+    def job_finished(self, outcome: JobOutcome) -> None: ...
+
+
+PolicyFactory = Callable[[Mapping[str, Any], SimContext], PlacementPolicy]
+
+
+def slots_per_node(view: ClusterView, request: PlacementRequest) -> np.ndarray:
+    """How many of the request's containers fit on each node now (int64 array, all nodes)."""
+    return np.minimum(view.free_vcores // request.vcores, view.free_memory_mb // request.memory_mb)
+
+
+def fill_in_order(order: np.ndarray, slots: np.ndarray, count: int) -> np.ndarray:
+    """Fill nodes `order[0], order[1], ...` up to `slots[i]` containers each, `count` at most.
+
+    Returns the chosen node per container (repeats for several on one node). Vectorized: a
+    cumulative sum over the slots and one searchsorted.
+    """
+    if not order.size:
+        return np.empty(0, dtype=np.int64)
+    cum = np.cumsum(slots)
+    k = int(min(count, cum[-1]))
+    if k <= 0:
+        return np.empty(0, dtype=np.int64)
+    return order[np.searchsorted(cum, np.arange(1, k + 1), side="left")]
+
+
+class HeartbeatOrderPolicy:
+    """Shared placement of the two baselines: the CapacityScheduler's node-heartbeat order.
+
+    YARN assigns containers when a node heartbeats (every 1 s by default) and, with
+    `yarn.scheduler.capacity.per-node-heartbeat.multiple-assignments-enabled=true` and
+    `maximum-container-assignments=-1` (the 3.3 defaults), fills that node before the next one
+    heartbeats; jobs are served in queue order. Modeled per scheduling pass: the nodes with
+    room, in a fixed random heartbeat order rotated to a random start (drawn from the view's
+    seeded rng), are filled in that order by each request in turn.
+    """
+
+    name = "heartbeat-order"
+
+    def __init__(self, context: SimContext) -> None:
+        self._order = np.random.default_rng(context.seed).permutation(len(context.node_ids))
+        self._view: ClusterView | None = None
+        self._pass_order = self._order
+        self._cursor = 0
+
+    def _heartbeats(self, view: ClusterView) -> np.ndarray:
+        """This pass's order over nodes with room; computed once per view (= per pass)."""
+        if view is not self._view:
+            self._view = view
+            room = (view.free_vcores > 0) & (view.free_memory_mb > 0)
+            ranked = self._order[room[self._order]]
+            r = int(view.rng.integers(0, ranked.size)) if ranked.size else 0
+            self._pass_order = np.concatenate((ranked[r:], ranked[:r]))
+            self._cursor = 0
+        return self._pass_order
+
+    def place(self, request: PlacementRequest, view: ClusterView) -> np.ndarray:
+        order = self._heartbeats(view)
+        fv, fm = view.free_vcores, view.free_memory_mb
+        n, c = order.size, self._cursor
+        while c < n:  # skip the nodes earlier requests of this pass filled up
+            zero = fv[order[c:c + 256]] == 0
+            if not zero.all():
+                c += int(np.argmin(zero))
+                break
+            c += zero.size
+        self._cursor = c
+        w = max(64, 2 * request.count)  # look at a window just big enough, widen if short
+        while True:
+            seg = order[c:c + w]
+            slots = np.minimum(fv[seg] // request.vcores, fm[seg] // request.memory_mb)
+            if c + w >= n or int(slots.sum()) >= request.count:
+                return fill_in_order(seg, slots, request.count)
+            w *= 4
+
+    def job_finished(self, outcome: JobOutcome) -> None:
+        return None
+
+
+class StockYarnPolicy(HeartbeatOrderPolicy):
+    """Stock YARN: ignores primary tenants; each NodeManager offers `static_fraction` of its
+    configured resources (1.0: the whole server) and the primary reclaims cores only by the
+    substrate killing the youngest containers when it needs them."""
+
+    name = "stock-yarn"
+
+    def __init__(self, context: SimContext, static_fraction: float = 1.0) -> None:
+        super().__init__(context)
+        if not 0.0 < static_fraction <= 1.0:
+            raise ValueError(f"static_fraction must be in (0, 1], got {static_fraction}")
+        self._caps = CapacityUpdate(np.floor(context.total_vcores * static_fraction).astype(np.int64),
+                                    np.floor(context.total_memory_mb * static_fraction).astype(np.int64))
+        self._sent = False
+
+    def capacity(self, view: ClusterView) -> CapacityUpdate | None:
+        if self._sent:
+            return None
+        self._sent = True
+        return self._caps
+
+
+class PrimaryAwarePolicy(HeartbeatOrderPolicy):
+    """Primary-aware YARN without history (OSDI'16 §4.1 requirement 1, §5): every step each
+    node's capacity becomes total − current primary − reserve, in vcores of the node
+    (`reserve_fraction` of the physical cores, OSDI'16 §2 "we reserve compute resources that
+    cannot be given to batch tasks"); memory likewise. Placement as stock YARN."""
+
+    name = "primary-aware"
+
+    def __init__(self, context: SimContext, reserve_fraction: float = 0.1, overcommit_timeout_ms: int = -1) -> None:
+        super().__init__(context)
+        if not 0.0 <= reserve_fraction < 1.0:
+            raise ValueError(f"reserve_fraction must be in [0, 1), got {reserve_fraction}")
+        self.reserve_fraction = reserve_fraction
+        self.overcommit_timeout_ms = overcommit_timeout_ms
+        self._vcores_per_core = context.total_vcores / context.physical_cores
+
+    def capacity(self, view: ClusterView) -> CapacityUpdate:
+        keep = 1.0 - self.reserve_fraction
+        cores = view.physical_cores * keep - view.primary_cpu_cores
+        vcores = np.floor(np.maximum(cores, 0.0) * self._vcores_per_core + 1e-9).astype(np.int64)
+        mem = np.floor(np.maximum(view.total_memory_mb * keep - view.primary_memory_mb, 0.0)).astype(np.int64)
+        return CapacityUpdate(np.minimum(vcores, view.total_vcores), mem, self.overcommit_timeout_ms)
+
+
+BUILTIN: dict[str, Callable[..., PlacementPolicy]] = {
+    "stock-yarn": StockYarnPolicy,
+    "primary-aware": PrimaryAwarePolicy,
+}
+
+
+def _builtin(cls: Callable[..., PlacementPolicy]) -> PolicyFactory:
+    def factory(params: Mapping[str, Any], context: SimContext) -> PlacementPolicy:
+        try:
+            inspect.signature(cls).bind(context, **dict(params))
+        except TypeError as exc:
+            raise ValueError(f"policy {cls.name!r}: bad params ({exc})") from None
+        return cls(context, **dict(params))
+    return factory
+
+
+def resolve_factory(spec: str) -> PolicyFactory:
+    """`stock-yarn` / `primary-aware`, or `package.module:callable` taking (params, context)."""
+    if spec in BUILTIN:
+        return _builtin(BUILTIN[spec])
+    if ":" not in spec:
+        raise ValueError(f"unknown policy {spec!r}: use {', '.join(BUILTIN)} or package.module:factory")
+    return load_callable(spec, "policy")
+
+
+def build_policy(spec: str, params: Mapping[str, Any], context: SimContext) -> PlacementPolicy:
+    return resolve_factory(spec)(params, context)

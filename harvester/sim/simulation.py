@@ -1,0 +1,206 @@
+"""One simulation run: a scenario assembled into engine + cluster model + substrate + ports.
+
+`Simulation(scenario).run()` builds the primary tenants, the workload, the policy and (if
+configured) the controller, then runs the event loop over [0, duration + drain) of simulated
+time and returns the measurements. Everything random is drawn from generators spawned from
+`scenario.seed` (numpy SeedSequence), so a scenario and a seed always give the same result.
+The decision code under test runs only through its interfaces: the placement policy
+(policies.py) and the controller hook (controller.py) through the Clock, TelemetrySource and
+Actuator ports (ports.py); tests or a live-like run may inject other port implementations.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harvester.actuators.port import Actuator
+from harvester.clock import SimClock
+from harvester.domain import Resources
+from harvester.sim.cluster import ClusterModel
+from harvester.sim.controller import Controller, ControllerContext, ControllerDriver, resolve_controller
+from harvester.sim.engine import Engine, Progress
+from harvester.sim.metrics.collector import JobRecord, SimStats
+from harvester.sim.policies import PlacementPolicy, SimContext, TenantInfo, build_policy
+from harvester.sim.ports import SimActuator, SimTelemetrySource
+from harvester.sim.reimage import ReimageSchedule, resolve_generator, schedule_reimages
+from harvester.sim.scenario import Scenario, ScenarioError
+from harvester.sim.setup import build_load, build_workload, rack_names
+from harvester.sim.substrate import Ev, Substrate
+from harvester.sim.tenants.layout import PrimaryLoad
+from harvester.sim.workload import JobSpec
+from harvester.telemetry.source import TelemetrySource
+
+CLUSTER_TS = 1_700_000_000_000  # the RM start time in ids (application_<ts>_<n>)
+
+
+@dataclass
+class RunResult:
+    scenario: Scenario
+    stats: SimStats
+    unfinished: list[JobRecord]
+    load: PrimaryLoad
+    jobs_submitted: int
+    events: int
+    wall_s: float
+    build_s: float
+    peak_rss_mb: float
+    sources: dict[str, str] = field(default_factory=dict)
+    total_cores: float = 0.0
+
+
+class Simulation:
+    """A scenario ready to run; `policy`, `controller`, `telemetry`, `actuator` may be injected."""
+
+    def __init__(self, scenario: Scenario, *, traces_dir: str | Path | None = None, base_dir: str | Path | None = None,
+                 policy: PlacementPolicy | None = None, controller: Controller | None = None,
+                 telemetry: TelemetrySource | None = None, actuator: Actuator | None = None) -> None:
+        t0 = time.perf_counter()
+        self.scenario = sc = scenario
+        seeds = np.random.SeedSequence(sc.seed).spawn(4)  # one independent stream per input
+        rng_tenants, rng_jobs, rng_reimage, rng_sched = (np.random.default_rng(s) for s in seeds)
+        self.sources: dict[str, str] = {}
+        self.load = build_load(sc, rng_tenants, traces_dir, base_dir, self.sources)
+        self.start = sc.start_time
+        cl = sc.cluster
+        self.model = model = ClusterModel()
+        vcores = max(1, int(round(cl.cores * cl.vcores_per_core)))
+        ids = [f"node{i:05d}.sim:8041" for i in range(cl.servers)]
+        model.add_nodes(ids, Resources(cl.memory_mb, vcores), float(cl.cores), rack_names(sc, traces_dir, base_dir))
+        model.set_primary_usage(0.0, np.full(cl.servers, cl.memory_mb * cl.primary_memory_fraction))
+        self.cores_per_vcore = cl.cores / vcores * sc.workload.task_cpu_fraction
+        self.jobs: list[JobSpec] = build_workload(sc, self.load, rng_jobs, traces_dir, base_dir, self.sources,
+                                                  cl.cores / vcores)
+        self.clock = SimClock(self.start)
+        self.engine = Engine(self.clock, self.start)
+        self.stats = SimStats()
+        self.context = SimContext(tuple(ids), self.load.tenant_of,
+                                  tuple(TenantInfo(t.index, t.name, t.environment, t.machine_function, t.servers)
+                                        for t in self.load.tenants),
+                                  model.physical_cores.copy(), model.total_vcores.copy(), model.total_mem.copy(),
+                                  sc.step_s, self.start, sc.seed)
+        try:
+            self.policy = policy or build_policy(sc.policy.name, sc.policy.params, self.context)
+        except ValueError as exc:
+            raise ScenarioError(f"policy: {exc}") from None
+        self.sources["policy"] = self.policy.name
+        self.substrate = Substrate(model, self.engine, self.policy, self.stats, rng=rng_sched,
+                                   tenant_of=self.load.tenant_of, step_s=sc.step_s, cores_per_vcore=self.cores_per_vcore,
+                                   reaction_delay_s=sc.substrate.reaction_delay_s,
+                                   schedule_interval_s=sc.substrate.schedule_interval_s, cluster_ts=CLUSTER_TS,
+                                   origin=self.start)
+        self.driver = self._controller(controller, telemetry, actuator)
+        self.reimages = self._reimages(rng_reimage)
+        hist = self.load.history_steps
+        self.history = np.zeros((len(self.load.tenants), hist + self.load.steps), dtype=np.float32)
+        for k in range(-hist, 0):
+            self.history[:, hist + k] = self.load.tenant_means(self.load.util_at(k))
+        self.build_s = time.perf_counter() - t0
+
+    def _controller(self, controller: Controller | None, telemetry: TelemetrySource | None,
+                    actuator: Actuator | None) -> ControllerDriver | None:
+        spec = self.scenario.controller
+        if controller is None and spec is None:
+            return None
+        source = telemetry or SimTelemetrySource(self.model, include_containers=spec.include_containers if spec else True)
+        act = actuator or SimActuator(self.substrate, self.clock)
+        if controller is None:
+            assert spec is not None
+            names = [t.name for t in self.load.tenants]
+            ctx = ControllerContext(self.context, self.clock,
+                                    {nid: names[t] for nid, t in zip(self.context.node_ids, self.load.tenant_of.tolist())})
+            try:
+                controller = resolve_controller(spec.factory)(spec.params, ctx)
+            except ValueError as exc:
+                raise ScenarioError(f"controller.factory: {exc}") from None
+            self.sources["controller"] = spec.factory
+        else:
+            self.sources["controller"] = type(controller).__name__
+        return ControllerDriver(controller, source, act, self.stats)
+
+    def _reimages(self, rng: np.random.Generator) -> ReimageSchedule | None:
+        spec = self.scenario.reimage
+        if not spec.enabled:
+            self.sources["reimage"] = "none"
+            return None
+        try:
+            gen = resolve_generator(spec.generator)
+        except ValueError as exc:
+            raise ScenarioError(f"reimage.generator: {exc}") from None
+        try:
+            sched = schedule_reimages(gen, tenant_of=self.load.tenant_of, rng=rng, params=spec.params, source=spec.generator,
+                                      horizon_s=self.scenario.duration_s + self.scenario.drain_s)
+        except TypeError as exc:
+            raise ScenarioError(f"reimage.params: {exc}") from None
+        self.sources["reimage"] = (f"{sched.times_s.size} server reimages from {spec.generator} (parameters fitted to "
+                                   "OSDI'16 §3.3 figures, not to a real log: none is public)")
+        return sched
+
+    # --- events --------------------------------------------------------------------------
+
+    def _on_step(self, now: float, k: int) -> None:
+        load, m = self.load, self.model
+        util = load.util_at(k)
+        self.history[:, load.history_steps + k] = load.tenant_means(util)
+        self.substrate.tenant_history = self.history[:, : load.history_steps + k + 1]
+        self.substrate.primary_step(now, util * m.physical_cores)
+        up = m.running
+        self.stats.utilization.append((
+            now - self.start, float(np.minimum(m.primary_cpu, m.physical_cores)[up].sum()), float(m.container_cpu[up].sum()),
+            float(m.cap_vcores[up].sum()), float(m.alloc_vcores[up].sum()), float(self.substrate.running_containers()),
+            float(self.substrate.pending_tasks), float(self.stats.kills_total), float(up.sum())))
+        if k + 1 < load.steps:
+            self.engine.push(self.start + (k + 1) * self.scenario.step_s, Ev.PRIMARY_STEP, k + 1)
+
+    def _on_arrival(self, now: float, job: JobSpec) -> None:
+        self.substrate.submit(job, now)
+
+    def _on_control(self, now: float, _: Any) -> None:
+        assert self.driver is not None and self.scenario.controller is not None
+        self.driver.tick(now)
+        self.engine.push(now + self.scenario.controller.period_s, Ev.CONTROL)
+
+    def _on_down(self, now: float, node: int) -> None:
+        self.stats.reimages += 1
+        self.substrate.node_down(node, now)
+        self.engine.push(now + self.scenario.reimage.downtime_s, Ev.REIMAGE_UP, node)
+
+    def _on_up(self, now: float, node: int) -> None:
+        self.substrate.node_up(node, now)
+
+    def run(self, *, progress: bool = False) -> RunResult:
+        sc, eng = self.scenario, self.engine
+        eng.on(Ev.PRIMARY_STEP, self._on_step)
+        eng.on(Ev.ARRIVAL, self._on_arrival)
+        eng.on(Ev.CONTROL, self._on_control)
+        eng.on(Ev.REIMAGE_DOWN, self._on_down)
+        eng.on(Ev.REIMAGE_UP, self._on_up)
+        eng.push(self.start, Ev.PRIMARY_STEP, 0)
+        for job in self.jobs:
+            eng.push(self.start + job.submit_s, Ev.ARRIVAL, job)
+        if self.driver is not None and sc.controller is not None:
+            eng.push(self.start + sc.controller.period_s, Ev.CONTROL)
+        if self.reimages is not None:
+            for t, node in zip(self.reimages.times_s.tolist(), self.reimages.servers.tolist()):
+                eng.push(self.start + t, Ev.REIMAGE_DOWN, node)
+        end = self.start + sc.duration_s + sc.drain_s
+        bar = Progress(sc.duration_s + sc.drain_s, progress, label=sc.name)
+        t0 = time.perf_counter()
+        eng.run(end, bar)
+        wall = time.perf_counter() - t0
+        bar.close(end - self.start, eng.events)
+        self.substrate.account_until(end)
+        if self.driver is not None:
+            self.stats.controller_errors += len(self.driver.actuator.poll_errors())
+        return RunResult(sc, self.stats, self.substrate.unfinished(), self.load, len(self.jobs), eng.events, wall,
+                         self.build_s, peak_rss_mb(), dict(self.sources), float(self.model.physical_cores.sum()))
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process (Linux ru_maxrss is in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

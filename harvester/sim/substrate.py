@@ -1,0 +1,409 @@
+"""The YARN-like substrate with primary tenants, driven by the event engine.
+
+Semantics (issue "Simulator", item 4; OSDI'16 §2 and §4.1):
+- Capacity: each node's schedulable capacity is whatever the placement policy's `capacity()`
+  (or a controller's SetNodeCapacity) last set — total, or total − primary − reserve.
+- Scheduling passes run on the NodeManager heartbeat grid (`schedule_interval_s`, YARN's
+  1 s default) whenever work is pending and something changed. Jobs are served FIFO by
+  submission (the CapacityScheduler's default leaf-queue ordering); the policy places each
+  runnable stage's containers on the free capacity.
+- A running task burns `vcores × cores_per_vcore` physical cores. The primary tenant has
+  priority on its server: when primary + batch CPU exceeds the server's cores, the primary
+  is short of cores ("primary not served") until, `reaction_delay_s` later (OSDI'16 §2: "our
+  software can react within a few seconds at most"), the substrate kills the youngest
+  containers, exactly enough for primary + batch to fit. Checks are batched per time.
+- Killed tasks lose their work (wasted CPU-seconds) and re-enter their stage's queue.
+- Capacity cuts with `overCommitTimeout` >= 0 make the RM kill the youngest containers once
+  the timeout passes (ClusterModel.advance); reimaged servers lose their containers.
+The model's set of nodes is fixed once a substrate is built (policies get read-only views
+of its columns); servers leave and come back through `node_down` / `node_up`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from enum import IntEnum
+from typing import Sequence
+
+import numpy as np
+
+from harvester.domain import Resources
+from harvester.sim.cluster import ClusterModel, Container, EndCause
+from harvester.sim.engine import Engine
+from harvester.sim.jobrun import JobRun, StageRun
+from harvester.sim.metrics.collector import JobRecord, SimStats
+from harvester.sim.policies import (
+    CapacityUpdate,
+    ClusterView,
+    JobOutcome,
+    PlacementPolicy,
+    PlacementRequest,
+    PolicyError,
+)
+from harvester.sim.workload import JobSpec
+
+EPS = 1e-9
+
+
+class Ev(IntEnum):
+    """Event kinds of a simulation (the engine orders equal times by push order)."""
+
+    FINISH = 1
+    SCHEDULE = 2
+    KILL_CHECK = 3
+    RM_DEADLINE = 4
+    PRIMARY_STEP = 5
+    ARRIVAL = 6
+    CONTROL = 7
+    REIMAGE_DOWN = 8
+    REIMAGE_UP = 9
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+class Substrate:
+    """Jobs, containers, kills and scheduling on top of a `ClusterModel` (see module docstring)."""
+
+    def __init__(self, model: ClusterModel, engine: Engine, policy: PlacementPolicy, stats: SimStats, *,
+                 rng: np.random.Generator, tenant_of: np.ndarray, step_s: float, cores_per_vcore: float,
+                 reaction_delay_s: float = 5.0, schedule_interval_s: float = 1.0, cluster_ts: int = 1,
+                 origin: float = 0.0) -> None:
+        if reaction_delay_s < 0 or schedule_interval_s <= 0:
+            raise ValueError("reaction_delay_s must be >= 0 and schedule_interval_s > 0")
+        self.model, self.engine, self.policy, self.stats, self.rng = model, engine, policy, stats, rng
+        self.delay = reaction_delay_s
+        self.interval = schedule_interval_s
+        self.cores_per_vcore = cores_per_vcore
+        self.cluster_ts = cluster_ts
+        self.origin = origin  # simulated time of t=0: job submit times are relative to it
+        n = len(model)
+        self._all = np.arange(n)
+        self.over_amount = np.zeros(n)
+        self.over_since = np.zeros(n)
+        self.kill_pending = np.zeros(n, dtype=bool)
+        self._free_v = np.zeros(n, dtype=np.int64)
+        self._free_m = np.zeros(n, dtype=np.int64)
+        self._queue: list[tuple[int, JobRun]] = []
+        self._tasks: dict[str, tuple[JobRun, StageRun, int]] = {}
+        self._sched_at: float | None = None
+        self._rm_due: float | None = None
+        self._last_caps: CapacityUpdate | None = None
+        self.jobs: list[JobRun] = []
+        self.pending_tasks = 0
+        self.running_jobs = 0
+        self._min_v = self._min_m = 1 << 62  # smallest container vcores / MB submitted so far
+        self.tenant_history = np.zeros((0, 0), dtype=np.float32)
+        self._static = dict(
+            total_vcores=_ro(model.total_vcores), total_memory_mb=_ro(model.total_mem),
+            physical_cores=_ro(model.physical_cores), primary_cpu_cores=_ro(model.primary_cpu),
+            primary_memory_mb=_ro(model.primary_mem), batch_cpu_cores=_ro(model.container_cpu),
+            running=_ro(model.running), tenant_of=_ro(np.asarray(tenant_of)),
+            capacity_vcores=_ro(model.cap_vcores), capacity_memory_mb=_ro(model.cap_mem),
+        )
+        self.step_s = step_s
+        # task ends never read the clock: they are most events, so skip syncing it for them
+        engine.on(Ev.FINISH, self._on_finish, sync_clock=False)
+        for kind, handler in ((Ev.SCHEDULE, self._on_schedule), (Ev.KILL_CHECK, self._on_kill_check),
+                              (Ev.RM_DEADLINE, self._on_rm_deadline)):
+            engine.on(kind, handler)
+
+    # --- views ---------------------------------------------------------------------------
+
+    def _refresh_free(self) -> None:
+        m = self.model
+        np.subtract(m.cap_vcores, m.alloc_vcores, out=self._free_v)
+        np.subtract(m.cap_mem, m.alloc_mem, out=self._free_m)
+        np.maximum(self._free_v, 0, out=self._free_v)
+        np.maximum(self._free_m, 0, out=self._free_m)
+        self._free_v[~m.running] = 0
+        self._free_m[~m.running] = 0
+
+    def view(self, now: float) -> ClusterView:
+        """A read-only view for policies (free capacity refreshed now)."""
+        self._refresh_free()
+        return ClusterView(now=now, free_vcores=_ro(self._free_v), free_memory_mb=_ro(self._free_m),
+                           tenant_history=_ro(self.tenant_history), step_s=self.step_s, rng=self.rng, **self._static)
+
+    # --- jobs ----------------------------------------------------------------------------
+
+    def submit(self, spec: JobSpec, now: float) -> JobRun:
+        job = JobRun(spec, len(self.jobs) + 1, f"application_{self.cluster_ts}_{len(self.jobs) + 1:04d}", self.cores_per_vcore)
+        self.jobs.append(job)
+        self.running_jobs += 1
+        self._min_v = min(self._min_v, *(st.vcores for st in job.stages))
+        self._min_m = min(self._min_m, *(st.mem for st in job.stages))
+        self.pending_tasks += sum(st.tasks for st in job.runnable)
+        self._enqueue(job)
+        self._want_schedule(now)
+        return job
+
+    def _enqueue(self, job: JobRun) -> None:
+        if not job.queued and job.finish_s is None:
+            job.queued = True
+            heapq.heappush(self._queue, (job.seq, job))
+
+    def _want_schedule(self, now: float) -> None:
+        if self._sched_at is not None or not self._queue:
+            return
+        t = math.ceil(now / self.interval - 1e-9) * self.interval
+        self._sched_at = max(t, now)
+        self.engine.push(self._sched_at, Ev.SCHEDULE)
+
+    # --- scheduling ----------------------------------------------------------------------
+
+    def _on_schedule(self, now: float, _: object) -> None:
+        self._sched_at = None
+        if not self._queue:
+            return
+        self.stats.scheduling_passes += 1
+        view = self.view(now)
+        free_v, free_m = self._free_v, self._free_m
+        full: list[tuple[int, int]] = []
+        visited: list[JobRun] = []
+        placed: list[np.ndarray] = []
+        while self._queue:
+            if any(v <= self._min_v and m <= self._min_m for v, m in full):
+                break  # nothing of any size fits anywhere: later jobs cannot run either
+            _, job = heapq.heappop(self._queue)
+            job.queued = False
+            visited.append(job)
+            for st in list(job.runnable):
+                k = st.pending
+                if not k or any(st.vcores >= v and st.mem >= m for v, m in full):
+                    continue
+                req = PlacementRequest(job.spec.job_id, job.spec.name, st.spec.name, k, st.vcores, st.mem,
+                                       self.origin + job.spec.submit_s, job.spec.period_s is not None, job.spec.period_s, job.tasks,
+                                       job.max_concurrent)
+                nodes = np.asarray(self.policy.place(req, view), dtype=np.int64).ravel()
+                if nodes.size:
+                    self._launch(job, st, nodes, now)
+                    placed.append(nodes)
+                if nodes.size < k and not ((free_v >= st.vcores) & (free_m >= st.mem)).any():
+                    full.append((st.vcores, st.mem))
+        for job in visited:
+            if job.pending:
+                self._enqueue(job)
+        if placed:
+            self._account(np.unique(np.concatenate(placed)), now)
+
+    def _launch(self, job: JobRun, st: StageRun, nodes: np.ndarray, now: float) -> None:
+        """Start containers for `st` on `nodes` after checking the policy's choice fits."""
+        if nodes.size > st.pending:
+            raise PolicyError(f"policy {self.policy.name} placed {nodes.size} containers for {st.pending} pending tasks")
+        node_list = nodes.tolist()
+        counts: dict[int, int] = {}
+        for n in node_list:
+            counts[n] = counts.get(n, 0) + 1
+        fv, fm, v, m = self._free_v, self._free_m, st.vcores, st.mem
+        if len(counts) <= 32:  # scalar checks beat numpy fancy indexing for a handful of nodes
+            for n, c in counts.items():
+                if not 0 <= n < fv.shape[0]:
+                    raise PolicyError(f"policy {self.policy.name} returned node index {n} outside 0..{fv.shape[0] - 1}")
+                if fv[n] < c * v or fm[n] < c * m:
+                    self._misplaced(n, c, st)
+            for n, c in counts.items():
+                fv[n] -= c * v
+                fm[n] -= c * m
+        else:
+            u = np.fromiter(counts.keys(), np.int64, len(counts))
+            c_ = np.fromiter(counts.values(), np.int64, len(counts))
+            if u.min() < 0 or u.max() >= fv.shape[0]:
+                raise PolicyError(f"policy {self.policy.name} returned a node index outside 0..{fv.shape[0] - 1}")
+            bad = np.flatnonzero((fv[u] < c_ * v) | (fm[u] < c_ * m))
+            if bad.size:
+                self._misplaced(int(u[bad[0]]), int(c_[bad[0]]), st)
+            fv[u] -= c_ * v
+            fm[u] -= c_ * m
+        k = nodes.size
+        prefix = f"container_{self.cluster_ts}_{job.seq:04d}_01_"
+        ids = [f"{prefix}{i:06d}" for i in range(job.containers + 1, job.containers + k + 1)]
+        job.containers += k
+        started = self.model.allocate_batch(ids, job.app_id, node_list, st.res, now, cpu_cores=st.cpu)
+        tasks, durations = self._tasks, st.durations
+        finishes = []
+        for c, ti in zip(started, st.take(k)):
+            tasks[c.container_id] = (job, st, ti)
+            finishes.append((now + durations[ti], c))
+        self.engine.queue.push_many(Ev.FINISH, finishes)
+        job.attempts += nodes.size
+        self.stats.attempts += nodes.size
+        self.pending_tasks -= nodes.size
+        if job.start_s is None:
+            job.start_s = now
+
+    def _misplaced(self, node: int, count: int, st: StageRun) -> None:
+        raise PolicyError(f"policy {self.policy.name} placed {count} x {st.vcores} vcores/{st.mem} MB on node "
+                          f"{self.model.node_ids[node]} with {self._free_v[node]} vcores/{self._free_m[node]} MB free")
+
+    # --- task ends -----------------------------------------------------------------------
+
+    def _on_finish(self, now: float, c: Container) -> None:
+        if c.ended_at is not None:
+            return  # the attempt was killed; its re-run has its own event
+        self.model.release(c.container_id, now, EndCause.COMPLETED)
+        self.model.forget(c.container_id)
+        job, st, _ = self._tasks.pop(c.container_id)
+        self.stats.useful_cpu_s += (now - c.started_at) * c.cpu_cores
+        self.stats.tasks_completed += 1
+        if self.over_amount[c.node] > 0:
+            self._account(np.array([c.node]), now)
+        st.done += 1
+        if st.done == st.tasks:
+            unlocked = job.stage_done(st)
+            if unlocked:
+                self.pending_tasks += unlocked
+                self._enqueue(job)
+            if not job.left:
+                self._job_done(job, now)
+        self._want_schedule(now)
+
+    def killed(self, containers: Sequence[Container], now: float, cause: str) -> None:
+        """Account containers the model already released: waste, stats, tasks back in queue."""
+        for c in containers:
+            self.model.forget(c.container_id)
+            job, st, ti = self._tasks.pop(c.container_id)
+            wasted = (now - c.started_at) * c.cpu_cores
+            st.retry.append(ti)
+            job.kills += 1
+            job.wasted_cpu_s += wasted
+            self.stats.kill(cause, wasted)
+            self.pending_tasks += 1
+            self._enqueue(job)
+        if containers:
+            self._want_schedule(now)
+
+    def kill_container(self, container_id: str, now: float, graceful: bool) -> Container:
+        """A KillContainer action: SIGTERM/SIGKILL; the task re-runs. KeyError if not running."""
+        c = self.model.containers.get(container_id)
+        if c is None or c.ended_at is not None:
+            raise KeyError(f"container {container_id} is not running")
+        self.model.release(container_id, now, EndCause.SIGNAL_GRACEFUL if graceful else EndCause.SIGNAL_FORCEFUL)
+        self.killed([c], now, "controller")
+        self._account(np.array([c.node]), now)
+        return c
+
+    def _job_done(self, job: JobRun, now: float) -> None:
+        job.finish_s = now
+        self.running_jobs -= 1
+        self.stats.jobs.append(self.record(job))
+        self.policy.job_finished(JobOutcome(job.spec.job_id, job.spec.name, self.origin + job.spec.submit_s, now,
+                                            job.tasks, job.kills))
+
+    def record(self, job: JobRun) -> JobRecord:
+        """The job's row; times in seconds from the run's start."""
+        s, o = job.spec, self.origin
+        return JobRecord(s.job_id, s.name, s.source, s.recurring, s.submit_s,
+                         None if job.start_s is None else job.start_s - o, None if job.finish_s is None else job.finish_s - o,
+                         job.tasks, job.attempts, job.kills, job.wasted_cpu_s)
+
+    # --- primary tenants and kills -------------------------------------------------------
+
+    def primary_step(self, now: float, cpu_cores: np.ndarray) -> None:
+        """New primary CPU for every node (a 2-minute sample); then capacities, then kills."""
+        self.model.set_primary_usage(cpu_cores)
+        self._account(self._all, now)
+        self.apply_capacity(self.policy.capacity(self.view(now)), now)
+
+    def apply_capacity(self, update: CapacityUpdate | None, now: float) -> None:
+        if update is None:
+            return
+        self.model.set_capacities(self._all, update.vcores, update.memory_mb, now, update.overcommit_timeout_ms)
+        self._last_caps = update
+        self.sync_rm_deadline(now)
+        self._want_schedule(now)
+
+    def _overflow(self, nodes: np.ndarray) -> np.ndarray:
+        """Cores the primary wants but batch holds: clip(primary + batch − cores, 0, batch)."""
+        m = self.model
+        batch = m.container_cpu[nodes]
+        over = np.clip(m.primary_cpu[nodes] + batch - m.physical_cores[nodes], 0.0, np.maximum(batch, 0.0))
+        over[~m.running[nodes]] = 0.0
+        return over
+
+    def _account(self, nodes: np.ndarray, now: float, trigger: bool = True) -> None:
+        """Integrate the unserved primary demand of `nodes` up to now, then re-measure it."""
+        prev = self.over_amount[nodes]
+        active = prev > EPS
+        if active.any():
+            dt = now - self.over_since[nodes[active]]
+            self.stats.unserved_core_s += float((prev[active] * dt).sum())
+            self.stats.overflow_node_s += float(dt.sum())
+        new = self._overflow(nodes)
+        self.over_amount[nodes] = new
+        self.over_since[nodes] = now
+        if trigger:
+            hit = nodes[(new > EPS) & ~self.kill_pending[nodes]]
+            if hit.size:
+                self.kill_pending[hit] = True
+                self.engine.push(now + self.delay, Ev.KILL_CHECK, hit)
+
+    def _on_kill_check(self, now: float, nodes: np.ndarray) -> None:
+        self.kill_pending[nodes] = False
+        self._account(nodes, now, trigger=False)
+        m = self.model
+        hot = nodes[self.over_amount[nodes] > EPS]
+        for node in hot.tolist():
+            victims = []
+            for c in m.youngest_first(node):
+                if m.primary_cpu[node] + m.container_cpu[node] - m.physical_cores[node] <= EPS:
+                    break
+                victims.append(m.release(c.container_id, now, EndCause.PRIMARY))
+            self.killed(victims, now, "primary")
+        if hot.size:
+            self._account(hot, now)
+
+    def sync_rm_deadline(self, now: float) -> None:
+        """Keep one RM_DEADLINE event at the model's earliest over-commit deadline."""
+        due = self.model.next_due()
+        if due is not None and (self._rm_due is None or due < self._rm_due):
+            self._rm_due = max(due, now)
+            self.engine.push(self._rm_due, Ev.RM_DEADLINE)
+
+    def _on_rm_deadline(self, now: float, _: object) -> None:
+        if self._rm_due is not None and now < self._rm_due:
+            return  # superseded by an earlier one that already ran
+        self._rm_due = None
+        killed = self.model.advance(now)
+        if killed:
+            self.killed(killed, now, "rm_overcommit")
+            self._account(np.unique(np.array([c.node for c in killed])), now)
+        self.sync_rm_deadline(now)
+
+    # --- servers down and up (disk reimages) ---------------------------------------------
+
+    def node_down(self, node: int, now: float) -> None:
+        if not self.model.running[node]:
+            return
+        self._account(np.array([node]), now, trigger=False)
+        self.killed(self.model.remove_node(node, now), now, "reimage")
+        self.over_amount[node] = 0.0
+
+    def node_up(self, node: int, now: float) -> None:
+        if self.model.running[node]:
+            return
+        self.model.restore_node(node, now)
+        if self._last_caps is not None:
+            caps = self._last_caps
+            self.model.set_capacity(node, Resources(int(caps.memory_mb[node]), int(caps.vcores[node])), now)
+        self._account(np.array([node]), now)
+        self._want_schedule(now)
+
+    def on_capacity_changed(self, now: float) -> None:
+        """Called after a controller changed capacities: deadlines, then a scheduling pass."""
+        self.sync_rm_deadline(now)
+        self._want_schedule(now)
+
+    def account_until(self, now: float) -> None:
+        """Close the books at the end of a run: integrate every open overload up to `now`."""
+        self._account(self._all, now, trigger=False)
+
+    def running_containers(self) -> int:
+        return len(self._tasks)
+
+    def unfinished(self) -> list[JobRecord]:
+        return [self.record(j) for j in self.jobs if j.finish_s is None]

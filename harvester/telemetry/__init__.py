@@ -1,0 +1,5 @@
+"""Telemetry: observing the cluster. `TelemetrySource` is the port."""
+
+from harvester.telemetry.source import TelemetryError, TelemetrySource
+
+__all__ = ["TelemetryError", "TelemetrySource"]

@@ -1,0 +1,238 @@
+"""rm_client against a REAL Hadoop 3.3.6 ResourceManager (deploy/hadoop config: one
+reservable queue root.default, ReservationSystem on, 8192 MB / 8 vcores per NodeManager).
+
+Every test cleans up after itself in ``finally``: apps are killed, reservations deleted, node
+capacity restored. Expectations come from the recorded captures and scenarios
+(../shared/fixtures/yarn-3.3.6).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+
+import pytest
+from rest_apps import kill_quietly, sleep_app, submit_sleep_app, wait_for, wait_for_am_container, wait_for_state
+
+from rm_client import (
+    DAY_MS,
+    Interpreter,
+    ReservationDefinition,
+    ReservationInfo,
+    ReservationRequest,
+    Resource,
+    RMBadRequestError,
+    RMClient,
+    RMClientConfig,
+    RMNotFoundError,
+    RMServerError,
+)
+from rm_client.wire.scheduler import iter_queues
+
+pytestmark = pytest.mark.integration
+
+PLAN_QUEUE = "root.default"  # the reservable queue of deploy/hadoop/capacity-scheduler.xml
+MIN = 60_000
+
+
+@pytest.fixture(scope="module")
+def client(live_hadoop: object) -> Iterator[RMClient]:
+    cfg = RMClientConfig(urls=(live_hadoop.rm_url,), user=live_hadoop.user, read_timeout_s=30.0)  # type: ignore[attr-defined]
+    with RMClient(cfg) as c:
+        yield c
+
+
+def mem_vc(r: Resource | None) -> tuple[int, int] | None:
+    """Memory and vcores only: a cluster with extra resource types (GPUs) carries more."""
+    return None if r is None else (r.memory_mb, r.vcores)
+
+
+def rm_now_ms(client: RMClient) -> int:
+    """'Now' on the RM's clock side: local time, never before the RM's start."""
+    return max(int(time.time() * 1000), client.get_cluster_info().started_on_ms)
+
+
+def test_reads(client: RMClient, live_hadoop: object) -> None:
+    info = client.get_cluster_info()
+    assert info.ha_state == "ACTIVE" and info.state == "STARTED" and info.rm_version.startswith("3.3")
+    assert client.get_cluster_user_info().requested_user == live_hadoop.user  # type: ignore[attr-defined]
+    metrics = client.get_cluster_metrics()
+    assert metrics.active_nodes >= 1 and metrics.total_mb > 0 and metrics.total_vcores > 0
+    scheduler = client.get_scheduler()
+    assert scheduler.type == "capacityScheduler" and scheduler.root is not None
+    assert "root.default" in [q.path for _, q in iter_queues(scheduler.root)]
+    nodes = client.list_nodes()
+    running = [n for n in nodes if n.state == "RUNNING"]
+    assert running and sum(n.total_resource.memory_mb for n in running) == metrics.total_mb  # type: ignore[union-attr]
+    node = client.get_node(running[0].id)
+    assert node.id == running[0].id and node.resource_utilization is not None
+    assert node.resource_utilization.node_cpu_cores >= 0 and node.total_resource is not None
+    assert {n.state for n in client.list_nodes(states=("RUNNING",))} == {"RUNNING"}
+    assert isinstance(client.list_apps(states=("RUNNING", "ACCEPTED"), limit=50), tuple)
+    assert client.check_queue_access(PLAN_QUEUE, live_hadoop.user).allowed  # type: ignore[attr-defined]
+    assert client.get_node_labels() == () and client.get_labels_on_node(node.id) == ()
+    assert client.get_node_to_labels() == {}
+    assert {s.state for s in client.get_app_statistics()} >= {"RUNNING", "ACCEPTED", "FINISHED"}
+
+
+def test_node_resource_update_and_restore(client: RMClient) -> None:
+    node = next(n for n in client.list_nodes() if n.state == "RUNNING")
+    original = node.total_resource
+    assert original is not None and original.memory_mb > 2048 and original.vcores > 1
+    smaller = Resource(original.memory_mb - 1024, original.vcores - 1)
+    try:
+        client.update_node_resource(node.id, smaller, overcommit_timeout_ms=-1)  # -1: never kill
+        wait_for(lambda: mem_vc(client.get_node(node.id).total_resource) == mem_vc(smaller), timeout_s=20,
+                 what=f"{node.id} to report {smaller}")
+        metrics = client.get_cluster_metrics()
+        assert metrics.total_mb <= sum(n.total_resource.memory_mb for n in client.list_nodes()  # type: ignore[union-attr]
+                                       if n.state == "RUNNING")
+    finally:
+        client.update_node_resource(node.id, Resource(original.memory_mb, original.vcores), overcommit_timeout_ms=-1)
+    wait_for(lambda: mem_vc(client.get_node(node.id).total_resource) == mem_vc(original),
+             timeout_s=20, what=f"{node.id} restored to {original}")
+
+
+def _definition(arrival_ms: int, window_ms: int, period_ms: int = 0, containers: int = 1,
+                duration_ms: int = 5 * MIN) -> ReservationDefinition:
+    return ReservationDefinition(
+        arrival_ms=arrival_ms, deadline_ms=arrival_ms + window_ms, name="harvester-it",
+        interpreter=Interpreter.R_ALL, recurrence_period_ms=period_ms,
+        requests=(ReservationRequest(Resource(1024, 1), containers, 1, duration_ms),),
+    )
+
+
+def _listed(client: RMClient, rid: str) -> tuple[ReservationInfo, ...]:
+    return client.list_reservations(PLAN_QUEUE, rid, include_resource_allocations=True)
+
+
+def _delete_quietly(client: RMClient, rid: str) -> None:
+    """For finalizers: an already deleted id answers 400 (unknown), a malformed one 404."""
+    try:
+        client.delete_reservation(rid)
+    except (RMBadRequestError, RMNotFoundError):
+        pass
+
+
+def test_one_off_reservation_lifecycle(client: RMClient) -> None:
+    rid = client.new_reservation()
+    arrival = rm_now_ms(client) + 10 * MIN
+    definition = _definition(arrival, 20 * MIN)
+    try:
+        client.submit_reservation(rid, PLAN_QUEUE, definition)
+        (listed,) = _listed(client, rid)
+        assert listed.reservation_id == rid and listed.definition.arrival_ms == arrival
+        assert listed.definition.deadline_ms == definition.deadline_ms
+        assert listed.definition.interpreter is Interpreter.R_ALL and listed.definition.recurrence_period_ms == 0
+        assert [(mem_vc(r.capability), r.num_containers, r.min_concurrency, r.duration_ms)
+                for r in listed.definition.requests] == [((1024, 1), 1, 1, 5 * MIN)]
+        assert listed.allocations, "an accepted reservation has allocations"
+        for a in listed.allocations:  # one-off: epoch times inside the window
+            assert arrival <= a.start_ms < a.end_ms <= definition.deadline_ms
+        bigger = dataclasses.replace(definition, requests=(ReservationRequest(Resource(1024, 1), 2, 1, 5 * MIN),))
+        client.update_reservation(rid, bigger)
+        wait_for(lambda: _listed(client, rid)[0].definition.requests[0].num_containers == 2, timeout_s=10,
+                 what="the update to show")
+        client.delete_reservation(rid)
+        assert _listed(client, rid) == ()  # a deleted (well-formed) id lists as {}
+        with pytest.raises(RMBadRequestError) as again:
+            client.delete_reservation(rid)  # RMWebServices: YarnException "... is unknown" -> 400
+        assert "unknown" in (again.value.remote_message or "")
+    finally:
+        _delete_quietly(client, rid)
+
+
+def test_recurring_reservation_lifecycle(client: RMClient) -> None:
+    period = 3_600_000
+    assert DAY_MS % period == 0
+    rid = client.new_reservation()
+    arrival = rm_now_ms(client) + 5 * MIN
+    definition = _definition(arrival, 30 * MIN, period_ms=period, duration_ms=10 * MIN)
+    try:
+        client.submit_reservation(rid, PLAN_QUEUE, definition)
+        (listed,) = _listed(client, rid)
+        assert listed.definition.recurrence_period_ms == period
+        assert listed.allocations
+        for a in listed.allocations:  # recurring: offsets within the period
+            assert 0 <= a.start_ms < period and a.end_ms - a.start_ms <= 30 * MIN
+        windows = listed.allocation_windows(arrival)
+        assert all(arrival - period < w.start_ms < definition.deadline_ms + period for w in windows)
+        client.update_reservation(rid, dataclasses.replace(definition, name="harvester-it-v2"))
+        assert _listed(client, rid)[0].definition.name == "harvester-it-v2"
+        client.delete_reservation(rid)
+        assert _listed(client, rid) == ()
+    finally:
+        _delete_quietly(client, rid)
+
+
+def test_reservation_refused_by_the_rm_is_parsed(client: RMClient) -> None:
+    rid = client.new_reservation()
+    past = rm_now_ms(client) - 60 * MIN
+    try:
+        with pytest.raises(RMBadRequestError) as raised:
+            client.submit_reservation(rid, PLAN_QUEUE, _definition(past, 20 * MIN))
+        assert raised.value.remote_exception == "BadRequestException" and "deadline" in (raised.value.remote_message or "")
+    finally:
+        _delete_quietly(client, rid)
+
+
+def test_app_submitted_before_its_reservation_window_fails(client: RMClient) -> None:
+    rid = client.new_reservation()
+    app_id = None
+    try:
+        client.submit_reservation(rid, PLAN_QUEUE, _definition(rm_now_ms(client) + 15 * MIN, 20 * MIN))
+        app_id = submit_sleep_app(client, seconds=60, queue=PLAN_QUEUE, reservation_id=rid)
+        wait_for_state(client, app_id, ("FAILED",), timeout_s=30)
+        assert "not currently active" in (client.get_app(app_id).diagnostics or "")
+    finally:
+        if app_id:
+            kill_quietly(client, app_id)
+        _delete_quietly(client, rid)
+
+
+def test_rest_app_attempts_containers_queue_priority_and_kill(client: RMClient) -> None:
+    with sleep_app(client, seconds=300) as app_id:
+        attempt_id, am_container = wait_for_am_container(client, app_id)
+        app = client.get_app(app_id)
+        assert app.state in ("ACCEPTED", "RUNNING") and app.application_type == "YARN"
+        assert "harvester-it" in app.application_tags
+        (attempt,) = client.list_app_attempts(app_id)
+        assert attempt.attempt_id == attempt_id and attempt.attempt_number == 1
+        detail = client.get_app_attempt(app_id, attempt_id)
+        assert detail.am_container_id == am_container
+        containers = wait_for(lambda: client.list_containers(app_id, attempt_id), timeout_s=30,
+                              what="the AM container to be listed")
+        assert am_container in [c.container_id for c in containers]
+        am = client.get_container(app_id, attempt_id, am_container)
+        assert am.allocated_mb >= 512 and am.allocated_vcores >= 1 and am.node_id
+
+        queue = client.get_app_queue(app_id)
+        assert client.move_app(app_id, queue) == queue  # same queue: 200, nothing moves (recorded)
+        try:
+            moved = client.move_app(app_id, "default")  # the short leaf name worked on 3.3.6
+            assert moved == "default"
+            wait_for(lambda: client.get_app_queue(app_id) == "default", timeout_s=10, what="the move")
+        except RMServerError as err:  # the recorded failure form of a move on 3.3.6
+            assert err.remote_exception == "UndeclaredThrowableException" and err.hint
+            assert client.get_app_queue(app_id) == queue
+
+        applied = client.set_app_priority(app_id, 5)
+        assert applied <= 5 and client.get_app_priority(app_id) == applied  # clamped to the cluster max
+
+        assert client.kill_app(app_id) in ("KILLING", "KILLED", "ACCEPTED", "RUNNING")  # the echo is unreliable
+        wait_for_state(client, app_id, ("KILLED",), timeout_s=30)
+        assert client.kill_app(app_id) == "KILLED"  # recorded: a second kill answers 200 KILLED
+        assert client.get_app(app_id).final_status == "KILLED"
+
+
+def test_graceful_shutdown_signal_ends_the_am(client: RMClient) -> None:
+    with sleep_app(client, seconds=300, name="harvester-it-signal") as app_id:
+        attempt_id, am_container = wait_for_am_container(client, app_id)
+        wait_for(lambda: client.get_container(app_id, attempt_id, am_container).state == "RUNNING",
+                 timeout_s=30, what="the AM container to run")
+        time.sleep(1)  # the NodeManager has just forked the launch script
+        client.signal_container(am_container, "GRACEFUL_SHUTDOWN")  # SIGTERM ~1 s later (recorded)
+        wait_for_state(client, app_id, ("FAILED", "FINISHED"), timeout_s=60)
+        app = client.get_app(app_id)
+        assert app.final_status == "FAILED" and "143" in (app.diagnostics or "")  # 128 + SIGTERM

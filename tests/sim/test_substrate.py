@@ -1,0 +1,142 @@
+"""Kill and re-run semantics of the YARN substrate, against hand-computed tiny cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simrig import job, make_rig  # type: ignore[import-not-found]
+from harvester.domain import Resources
+from harvester.sim.policies import ClusterView, JobOutcome, PlacementRequest, PolicyError
+from harvester.sim.workload import JobSpec, StageSpec
+
+
+def test_primary_spike_kills_youngest_exactly_enough_and_tasks_rerun() -> None:
+    """1 node, 4 cores = 4 vcores, primary-aware with no reserve, reaction delay 5 s.
+
+    A: 2 x 100 s at t=0; B: 2 x 100 s at t=10. At t=50 the primary takes 2.5 cores: 2.5 + 4 > 4,
+    so at t=55 the substrate kills the youngest until 2.5 + batch <= 4 (B2, B1, A2). Capacity is
+    floor(4 - 2.5) = 1, so A2 re-runs at t=100 when A1 frees its vcore; at t=120 the primary
+    is back to 0 and B1, B2 re-run. A ends at 200, B at 220.
+    """
+    rig = make_rig(params={"reserve_fraction": 0.0})
+    rig.primary(0.0, [0.0])
+    rig.submit(job("A", 0.0, [100, 100]))
+    rig.submit(job("B", 10.0, [100, 100]))
+    rig.primary(50.0, [2.5])
+    rig.primary(120.0, [0.0])
+    rig.run(54.9)
+    assert len(rig.model.containers) == 4
+    rig.run(55.0)
+    killed_at_55 = sorted(set(f"container_1_000{a}_01_00000{n}" for a in (1, 2) for n in (1, 2)) - set(rig.model.containers))
+    assert killed_at_55 == ["container_1_0001_01_000002", "container_1_0002_01_000001", "container_1_0002_01_000002"]
+    rig.run(1000.0)
+    st = rig.stats
+    assert st.kills == {"primary": 3, "rm_overcommit": 0, "controller": 0, "reimage": 0}
+    assert st.wasted_cpu_s == pytest.approx(45 + 45 + 55)
+    assert st.unserved_core_s == pytest.approx(2.5 * 5) and st.overflow_node_s == pytest.approx(5.0)
+    assert st.attempts == 7 and st.tasks_completed == 4
+    assert st.useful_cpu_s == pytest.approx(400.0)
+    a, b = rig.record("A"), rig.record("B")
+    assert (a.start_s, a.finish_s, a.kills, a.attempts) == (0.0, 200.0, 1, 3)
+    assert (b.start_s, b.finish_s, b.kills, b.attempts) == (10.0, 220.0, 2, 4)
+    assert a.wasted_cpu_s == pytest.approx(55.0) and b.wasted_cpu_s == pytest.approx(90.0)
+    assert rig.model.containers == {} and rig.substrate.pending_tasks == 0
+
+
+def test_stock_yarn_keeps_placing_on_the_primary_and_keeps_killing() -> None:
+    """Stock YARN offers the whole server: after a kill it re-places on the freed vcores at the next
+    heartbeat, the primary needs them again, and the youngest are killed again until it drops."""
+    rig = make_rig(policy="stock-yarn")
+    rig.primary(0.0, [0.0])
+    rig.submit(job("A", 0.0, [100, 100, 100, 100]))
+    rig.primary(50.0, [2.5])
+    rig.primary(120.0, [0.0])
+    rig.run(1000.0)
+    st = rig.stats
+    assert st.kills["primary"] > 3 and st.kills_total == st.kills["primary"]
+    assert st.tasks_completed == 4 and st.attempts == 4 + st.kills_total
+    assert rig.record("A").finish_s is not None
+    # overloaded from t=50 until the primary drops at t=120: every kill is followed by a
+    # re-placement at the same heartbeat, so the primary is never fully served in between
+    assert st.overflow_node_s == pytest.approx(70.0)
+    assert 0 < st.unserved_core_s <= 2.5 * 70.0
+
+
+def test_dag_stage_waits_for_its_parents() -> None:
+    rig = make_rig(params={"reserve_fraction": 0.0})
+    rig.primary(0.0, [0.0])
+    spec = JobSpec("D", 0.0, (StageSpec("map", np.array([10.0, 30.0])), StageSpec("reduce", np.array([5.0]), parents=(0,))))
+    rig.submit(spec)
+    rig.run(100.0)
+    rec = rig.record("D")
+    assert rec.finish_s == 35.0, "reduce starts at the next heartbeat after the last map (t=30) and runs 5 s"
+
+
+def test_capacity_cut_with_timeout_makes_the_rm_kill_youngest() -> None:
+    rig = make_rig(params={"reserve_fraction": 0.0, "overcommit_timeout_ms": 3000})
+    rig.primary(0.0, [0.0])
+    rig.submit(job("A", 0.0, [100, 100, 100]))
+    rig.submit(job("B", 5.0, [100]))
+    rig.primary(20.0, [1.5])  # capacity floor(4 - 1.5) = 2 < 4 allocated; RM kills at 23 s
+    rig.run(22.9)
+    assert rig.stats.kills_total == 0
+    rig.run(23.0)
+    assert rig.stats.kills["rm_overcommit"] == 2
+    assert rig.model.allocated(0) == Resources(2048, 2)
+    remaining = {c.app_id for c in rig.model.containers.values()}
+    assert remaining == {"application_1_0001"}, "B's container (youngest) went first"
+
+
+def test_reimage_loses_containers_and_the_node_takes_nothing_until_back() -> None:
+    rig = make_rig(nodes=1, params={"reserve_fraction": 0.0})
+    rig.primary(0.0, [0.0])
+    rig.submit(job("A", 0.0, [100, 100]))
+    rig.run(10.0)
+    rig.substrate.node_down(0, 10.0)
+    assert rig.stats.kills["reimage"] == 2 and not rig.model.running[0]
+    rig.run(500.0)
+    assert rig.stats.attempts == 2, "nothing is placed on a node that is down"
+    rig.substrate.node_up(0, 500.0)
+    rig.run(1000.0)
+    assert rig.record("A").finish_s == 600.0
+    assert rig.stats.wasted_cpu_s == pytest.approx(20.0)
+
+
+class _Greedy:
+    """A bad policy: always puts everything on node 0."""
+
+    name = "greedy"
+
+    def capacity(self, view: ClusterView) -> None:
+        return None
+
+    def place(self, request: PlacementRequest, view: ClusterView) -> np.ndarray:
+        return np.zeros(request.count, dtype=np.int64)
+
+    def job_finished(self, outcome: JobOutcome) -> None:
+        return None
+
+
+def test_a_policy_that_overfills_a_node_is_an_error() -> None:
+    rig = make_rig(policy=_Greedy())
+    rig.submit(job("A", 0.0, [10] * 5))
+    with pytest.raises(PolicyError, match="greedy placed 5 x 1 vcores"):
+        rig.run(5.0)
+
+
+def test_finished_jobs_are_reported_to_the_policy() -> None:
+    seen: list[JobOutcome] = []
+
+    class Recording(_Greedy):
+        def place(self, request: PlacementRequest, view: ClusterView) -> np.ndarray:
+            return np.flatnonzero(view.free_vcores >= request.vcores)[: request.count]
+
+        def job_finished(self, outcome: JobOutcome) -> None:
+            seen.append(outcome)
+
+    rig = make_rig(nodes=3, policy=Recording())
+    rig.submit(job("A", 0.0, [10, 20, 30]))
+    rig.run(100.0)
+    assert [(o.job_id, o.duration_s, o.tasks, o.kills) for o in seen] == [("A", 30.0, 3, 0)]
+    assert rig.model.containers == {}, "ended containers are forgotten (bounded memory)"
