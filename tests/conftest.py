@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -13,14 +12,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "tests" / "support"))
 
 
-def _fixtures_dir() -> Path:
-    env = os.environ.get("HARVESTER_FIXTURES_DIR")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "fixtures"
-
-
-def _traces_dir() -> Path:
-    env = os.environ.get("HARVESTER_TRACES_DIR")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "traces"
+from shared_paths import FIXTURES_DIR, TRACES_DIR  # noqa: E402 (needs the path above)
 
 
 @pytest.fixture(scope="session")
@@ -30,8 +22,8 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    """The recorded Hadoop 3.3.6 behaviour (../shared/fixtures or $HARVESTER_FIXTURES_DIR)."""
-    path = _fixtures_dir()
+    """The recorded Hadoop 3.3.6 behaviour (vendored copy of ../shared/fixtures, or $HARVESTER_FIXTURES_DIR)."""
+    path = FIXTURES_DIR
     if not (path / "README.md").is_file():
         pytest.fail(f"recorded Hadoop fixtures not found at {path}; set HARVESTER_FIXTURES_DIR")
     return path
@@ -39,8 +31,8 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def traces_dir() -> Path:
-    """The staged public cluster traces (../shared/traces or $HARVESTER_TRACES_DIR)."""
-    path = _traces_dir()
+    """The staged public cluster traces (vendored samples of ../shared/traces, or $HARVESTER_TRACES_DIR)."""
+    path = TRACES_DIR
     if not (path / "README.md").is_file():
         pytest.fail(f"cluster traces not found at {path}; set HARVESTER_TRACES_DIR")
     return path

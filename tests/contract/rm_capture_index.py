@@ -4,14 +4,12 @@ Shared by the rm_client contract tests (not a test module itself)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-FIXTURES_DIR = Path(
-    os.environ.get("HARVESTER_FIXTURES_DIR") or Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-)
+from shared_paths import FIXTURES_DIR
+
 CAPTURES = FIXTURES_DIR / "yarn-3.3.6" / "captures"
 SCENARIOS = FIXTURES_DIR / "yarn-3.3.6" / "scenarios"
 

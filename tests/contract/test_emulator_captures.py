@@ -20,11 +20,11 @@ a reservable queue with a 10-minute window and a 5 % average capacity.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+from shared_paths import FIXTURES_DIR
 from emu_world import N1, Capture, World, load_capture, recorded_answer
 from shape import Answer, compare_answers
 
@@ -203,9 +203,7 @@ def _index_names(fixtures_dir: Path) -> list[str]:
 
 def _capture_names() -> list[str]:
     """INDEX names at collection time (the same lookup as tests/conftest.py's fixtures_dir)."""
-    env = os.environ.get("HARVESTER_FIXTURES_DIR")
-    fixtures = Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
-    return _index_names(fixtures) if (fixtures / "README.md").is_file() else []
+    return _index_names(FIXTURES_DIR)
 
 
 def test_every_indexed_capture_is_replayed_or_listed_unsupported(fixtures_dir: Path) -> None:

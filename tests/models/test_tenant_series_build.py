@@ -25,6 +25,21 @@ def test_containers_are_scaled_by_the_current_capacity_vcores() -> None:
     assert primary_cpu_cores(s, 2.0) == pytest.approx(1.0)
 
 
+def test_configured_vcores_scale_when_above_the_updated_total() -> None:
+    # NM configured 8 vcores on 2 cores, updated to 4: the reading 2.0 vcores is 0.5 core when the NM
+    # scales by its configured 8, 1.0 core when it follows the update; max(8, 4) = 8 takes the
+    # smaller container share, so the primary (1.5) is never under-stated (true value 1.5 or 1.0)
+    s = sample(total=Resources(8192, 4), node_cpu=2.0, containers_vcores=2.0)
+    assert primary_cpu_cores(s, 2.0, configured_vcores=8) == pytest.approx(1.5)
+    assert primary_cpu_cores(s, 2.0, configured_vcores=8) >= primary_cpu_cores(s, 2.0)
+    # a total above the configured vcores (raised by an operator): the larger one wins again
+    raised = sample(total=Resources(8192, 16), node_cpu=2.0, containers_vcores=8.0)
+    assert primary_cpu_cores(raised, 2.0, configured_vcores=8) == pytest.approx(1.0)
+    # cut to 0 vcores: the configured vcores still separate the containers
+    zero = sample(total=Resources(8192, 0), node_cpu=2.0, containers_vcores=4.0)
+    assert primary_cpu_cores(zero, 2.0, configured_vcores=8) == pytest.approx(1.0)
+
+
 def test_zero_vcores_attributes_all_cpu_to_the_primary_and_no_utilization_is_none() -> None:
     assert primary_cpu_cores(sample(total=Resources(8192, 0), node_cpu=1.5, containers_vcores=0.0), 2.0) == 1.5
     assert primary_cpu_cores(sample(node_cpu=None), 16.0) is None

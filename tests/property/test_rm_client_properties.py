@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import os
 import random
 import re
 from pathlib import Path
@@ -28,6 +27,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from requests.adapters import HTTPAdapter
 
+from shared_paths import FIXTURES_DIR
 from rm_client import (
     DAY_MS,
     ReservationDefinition,
@@ -45,8 +45,7 @@ from rm_client.validation import SignalCommand
 from rm_client.wire.bodies import decode_app_submission, decode_node_resource_option
 from rm_client.wire.reservations import decode_reservation_submission
 
-CAPTURES = Path(os.environ.get("HARVESTER_FIXTURES_DIR") or Path(__file__).resolve().parents[2].parent
-                / "shared" / "fixtures") / "yarn-3.3.6" / "captures"
+CAPTURES = FIXTURES_DIR / "yarn-3.3.6" / "captures"
 # ~40 decoders x 2 properties: a modest count each keeps the file within seconds; the write
 # properties (the safety net) get more examples.
 DECODER_PROFILE = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
