@@ -2,7 +2,18 @@
 
 `Harvester(settings)` builds the store, metrics, telemetry source, control loops and the two
 advice servers, in data-flow order; `start()` starts them, `stop()` stops them in reverse
-within the 5-second budget. Tests pass their own `clock`, `registry` and `source`.
+within the 5-second budget. Tests pass their own `clock`, `registry`, `source` and `actuator`.
+
+Loops: "telemetry" (poll the RM; each good poll also records new nodes' baselines and is
+folded into the per-tenant 2-minute slots), "refit" (classes + margins, daily or on demand),
+"guard" (capacity and kills every control period), "jobs" (finished apps → job runs, when
+the RM is polled over REST), "retention" (prune old rows).
+
+The embedded default (`cluster.source: embedded`) is the demo emulator: its tenant rules and
+host size apply when `harvesting.tenants` / `node_resources.physical_cores` are unset, the
+guard actuates against it unless `harvesting.actuate` is false, and the history store gets the
+demo's SYNTHESIZED last 30 days of primary load (`DemoLoad.history_slots`) followed by an
+immediate refit — never for `cluster.source: rm`.
 """
 
 from __future__ import annotations
@@ -15,22 +26,39 @@ from prometheus_client import CollectorRegistry
 from rm_client import RMClient, RMClientConfig
 
 from harvester import __version__
+from harvester.actuators.port import Actuator
+from harvester.actuators.rm import RMActuator
 from harvester.advice.admin_http import AdminServer, Request, Response
 from harvester.advice.grpc_server import GrpcServer
+from harvester.advice.harvesting_http import classes_document, nodes_document
+from harvester.advice.harvesting_state import HarvestingState
+from harvester.advice.yarn_advisor import yarn_advisor_service
 from harvester.clock import Clock, RealClock, ScaledClock
 from harvester.config import RMSettings, Settings
-from harvester.decisions.strategy import configured_physical_cores
+from harvester.config_harvesting import HarvestingSettings, TenantRule
+from harvester.decisions.strategy import configured_physical_cores, guard_strategy, selection_strategy
 from harvester.history.memory import MemoryHistoryStore
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.history.store import HistoryStore
+from harvester.loop.guard import GuardTick
+from harvester.loop.harvest_nodes import FoldTenantSlots, NodeRegistry
+from harvester.loop.job_runs import RecordJobRuns
 from harvester.loop.record_telemetry import RecordTelemetry
+from harvester.loop.refit import Refit
 from harvester.loop.retention import PruneHistory
 from harvester.loop.runner import ControlLoop
+from harvester.models.tenant_slots import slot_start
 from harvester.observability.metrics import CONTENT_TYPE, Metrics
-from harvester.sim.emulator.demo import build_demo
+from harvester.sim.emulator import demo
 from harvester.sim.emulator.server import EmulatorServer
 from harvester.telemetry.rm import RMTelemetrySource
+from harvester.telemetry.rm_jobs import RMJobRuns
 from harvester.telemetry.source import TelemetrySource
+
+#: The refit loop checks this often whether a refit is due (refits follow refit_interval_s).
+REFIT_CHECK_S = 300.0
+#: Finished applications are read as job runs this often (Algorithm 1 lines 3-4).
+JOBS_INTERVAL_S = 60.0
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +84,28 @@ def rm_client_config(rm: RMSettings) -> RMClientConfig:
     )
 
 
-def rm_source(settings: Settings, client: RMClient, name: str = "rm") -> RMTelemetrySource:
-    """Containers are listed only when the guard picks victims itself (signals modes)."""
+def harvesting_settings(settings: Settings) -> HarvestingSettings:
+    """The `harvesting:` section with the embedded default's choices applied (module docstring).
+
+    `actuate: null` means true for the embedded emulator and false for a real RM; with the
+    emulator and no tenant rules, the demo's hostname rules (^web-, ^search-, ^db-, ^etl-) and
+    its host size (8 physical cores) are used.
+    """
     h = settings.harvesting
+    embedded = settings.cluster.source == "embedded"
+    updates: dict[str, Any] = {}
+    if h.actuate is None:
+        updates["actuate"] = embedded
+    if embedded and not h.tenants:
+        updates["tenants"] = [TenantRule(tenant=t, environment="demo", hostname_pattern=demo.hostname_pattern(t))
+                              for t in demo.TENANTS]
+    if embedded and h.node_resources.physical_cores is None:
+        updates["node_resources"] = h.node_resources.model_copy(update={"physical_cores": demo.CORES})
+    return h.model_copy(update=updates) if updates else h
+
+
+def rm_source(h: HarvestingSettings, client: RMClient, name: str = "rm") -> RMTelemetrySource:
+    """Containers are listed only when the guard picks victims itself (signals modes)."""
     return RMTelemetrySource(
         client,
         name=name,
@@ -72,21 +119,39 @@ def embedded_rm_url(settings: Settings) -> str:
     return f"http://{settings.embedded.listen}"
 
 
-def start_embedded_cluster(settings: Settings, clock: Clock) -> EmulatorServer:
+def start_embedded_cluster(settings: Settings, clock: Clock) -> tuple[EmulatorServer, demo.DemoLoad]:
     """The embedded default: the YARN emulator with the demo cluster, on `clock`."""
     host, _, port = settings.embedded.listen.rpartition(":")
-    emu = build_demo(clock, seed=settings.embedded.seed, nodes_per_tenant=settings.embedded.nodes_per_tenant)
-    return EmulatorServer(emu, host, int(port))
+    load = demo.DemoLoad(seed=settings.embedded.seed, start=clock.now(), nodes_per_tenant=settings.embedded.nodes_per_tenant)
+    emu = demo.build_demo(clock, seed=settings.embedded.seed, nodes_per_tenant=settings.embedded.nodes_per_tenant,
+                          load=load)
+    return EmulatorServer(emu, host, int(port)), load
+
+
+def rm_client_for(settings: Settings, embedded: EmulatorServer | None = None) -> RMClient:
+    """A client of the RM Harvester advises: a real one, or the embedded emulator over HTTP."""
+    if settings.cluster.source == "embedded":
+        if embedded is None:
+            raise ValueError("cluster.source embedded needs the embedded emulator")
+        return RMClient(RMClientConfig(urls=(embedded.url,), user=settings.rm.user, max_retries=1))
+    return RMClient(rm_client_config(settings.rm))
 
 
 def build_source(settings: Settings, embedded: EmulatorServer | None = None) -> TelemetrySource:
     """The RM the sidecar polls: a real one, or the embedded emulator over real HTTP."""
-    if settings.cluster.source == "embedded":
-        if embedded is None:
-            raise ValueError("cluster.source embedded needs the embedded emulator")
-        config = RMClientConfig(urls=(embedded.url,), user=settings.rm.user, max_retries=1)
-        return rm_source(settings, RMClient(config), name="embedded")
-    return rm_source(settings, RMClient(rm_client_config(settings.rm)))
+    name = "embedded" if settings.cluster.source == "embedded" else "rm"
+    return rm_source(harvesting_settings(settings), rm_client_for(settings, embedded), name=name)
+
+
+def backfill_demo_history(store: HistoryStore, load: demo.DemoLoad, now: float, h: HarvestingSettings) -> int:
+    """SYNTHESIZED DEMO HISTORY (embedded emulator only): the demo's own primary load of the
+    `window_days` before `now`, at `sample_step_s` slots, written where the store has no slot yet.
+    Never called for a real RM: there, history is only what telemetry observed."""
+    rows = load.history_slots(now, step_s=h.sample_step_s, days=h.window_days)
+    if not rows:
+        return 0
+    have = {(s.start, s.tenant) for s in store.tenant_slots(since=rows[0].start, until=slot_start(now, h.sample_step_s))}
+    return store.add_tenant_slots([r for r in rows if (r.start, r.tenant) not in have])
 
 
 class Harvester:
@@ -99,45 +164,81 @@ class Harvester:
         clock: Clock | None = None,
         registry: CollectorRegistry | None = None,
         source: TelemetrySource | None = None,
+        actuator: Actuator | None = None,
     ) -> None:
         self.settings = settings
+        h = self.harvesting = harvesting_settings(settings)
         speed = settings.embedded.speed if settings.cluster.source == "embedded" else 1.0
         self.clock = clock or (RealClock() if speed == 1.0 else ScaledClock(speed))
         self.embedded: EmulatorServer | None = None
+        demo_load: demo.DemoLoad | None = None
         if source is None and settings.cluster.source == "embedded":
-            self.embedded = start_embedded_cluster(settings, self.clock)
+            self.embedded, demo_load = start_embedded_cluster(settings, self.clock)
         self.metrics = Metrics(registry)
         self.store = open_store(settings)
         self.source = source or build_source(settings, self.embedded)
-        self.telemetry = RecordTelemetry(self.source, self.store, self.metrics)
+        # YARN-H, in data-flow order: nodes and baselines → telemetry (+ slots) → refit → guard
+        self.state = HarvestingState(selection_strategy(h))
+        self.nodes = NodeRegistry(self.store, h)
+        fold = FoldTenantSlots(self.nodes, self.store, self.metrics, step_s=h.sample_step_s)
+        self.telemetry = RecordTelemetry(self.source, self.store, self.metrics, observers=(self.nodes.observe, fold))
+        if h.actuate and actuator is None:
+            actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock.now)
+        self.actuator = actuator if h.actuate else None
+        resolved = lambda: self.nodes.resolve(self.telemetry.latest())[0]  # noqa: E731 (nodes as of the last poll)
+        self.refit = Refit(self.store, self.state, self.metrics, h, resolved)
+        strategy = guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s)
+        self.guard = GuardTick(self.telemetry.latest, self.nodes, self.state, self.actuator, self.metrics, strategy)
+        if demo_load is not None:
+            backfill_demo_history(self.store, demo_load, self.clock.now(), h)
+            self.refit.request()  # the first refit tick (at start) classifies the demo tenants at once
         self.loops = [
             ControlLoop("telemetry", settings.telemetry.poll_interval_s, self.telemetry, self.clock, self.metrics),
+            ControlLoop("refit", min(h.refit_interval_s, REFIT_CHECK_S), self.refit, self.clock, self.metrics),
+            ControlLoop("guard", h.control_period_s, self.guard, self.clock, self.metrics),
+        ]
+        if source is None:  # job runs come from the same RM's /apps (an injected source has none)
+            jobs = RecordJobRuns(RMJobRuns(rm_client_for(settings, self.embedded)), self.store, self.state,
+                                 self.metrics, h, resolved)
+            self.loops.append(ControlLoop("jobs", JOBS_INTERVAL_S, jobs, self.clock, self.metrics))
+        self.loops += [
             ControlLoop(
                 "retention",
                 settings.store.prune_interval_s,
-                PruneHistory(self.store, settings.store.retention_days * 86400.0, self.metrics),
+                PruneHistory(self.store, settings.store.retention_days * 86400.0, self.metrics,
+                             raw_retention_s=settings.store.raw_samples_retention_days * 86400.0),
                 self.clock,
                 self.metrics,
             ),
         ]
-        self.grpc = GrpcServer(settings.server.grpc_listen, self.metrics, max_workers=settings.server.grpc_max_workers)
+        self.grpc = GrpcServer(settings.server.grpc_listen, self.metrics, [yarn_advisor_service(self.state, self.metrics)],
+                               max_workers=settings.server.grpc_max_workers)
         self.admin = AdminServer(settings.server.admin_listen)
         self.admin.route("/healthz", lambda req: Response.text(200, "ok\n"))
         self.admin.route("/readyz", self._readyz)
         self.admin.route("/metrics", lambda req: Response(200, self.metrics.exposition(), CONTENT_TYPE))
         self.admin.route("/status", lambda req: Response.json(200, self.status()))
+        self.admin.route("/v1/harvesting/classes", lambda req: Response.json(200, self.classes()))
+        self.admin.route("/v1/harvesting/nodes", self._nodes)
+        self.admin.route("/v1/harvesting/refit", self._refit, methods=("POST",))
         self._started_at: float | None = None
         self._stopped = threading.Event()
 
+    def loop(self, name: str) -> ControlLoop:
+        """The control loop called `name` (tests step loops with `run_once` on a SimClock)."""
+        return next(loop for loop in self.loops if loop.name == name)
+
     # --- lifecycle ------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, *, run_loops: bool = True) -> None:
+        """Start serving; `run_loops=False` leaves the loops to the caller (`loop(name).run_once()`,
+        e.g. tests on a `SimClock`, whose `wait` never blocks)."""
         self._started_at = self.clock.now()
         if self.embedded is not None:
             self.embedded.start()
         self.grpc.start()
         self.admin.start()
-        for loop in self.loops:
+        for loop in self.loops if run_loops else ():
             loop.start()
         log.info(
             "harvester serving",
@@ -172,9 +273,30 @@ class Harvester:
         ok, problems = self.ready()
         return Response.json(200 if ok else 503, {"ready": ok, "problems": problems})
 
+    def classes(self) -> dict[str, Any]:
+        view = self.state.view()
+        return classes_document(view.model, view.reserves, view.class_nodes, view.classes)
+
+    def _nodes(self, req: Request) -> Response:
+        try:
+            actions = int(req.query.get("actions", ["50"])[0])
+        except ValueError:
+            return Response.json(400, {"error": "actions must be an integer"})
+        return Response.json(200, nodes_document(self.state.view().guard, self.guard.status(), actions=actions))
+
+    def _refit(self, req: Request) -> Response:
+        """POST /v1/harvesting/refit: refit now (in this request's thread), answer the new classes."""
+        self.refit.request()
+        loop = self.loop("refit")
+        result = loop.run_once()
+        if result is None:
+            return Response.json(500, {"error": loop.status()["last_error"]})
+        return Response.json(200, {"refit": dict(result.summary), **self.classes()})
+
     def status(self) -> dict[str, Any]:
         now = self.clock.now()
         age = self.telemetry.age(now)
+        model = self.state.view().model
         return {
             "version": __version__,
             "now": now,
@@ -189,6 +311,12 @@ class Harvester:
                 "backend": self.settings.store.backend,
                 "path": str(self.settings.store.path) if self.settings.store.backend == "sqlite" else None,
                 "schema_version": self.store.schema_version(),
+            },
+            "harvesting": {
+                "actuate": self.actuator is not None,
+                "kill_mechanism": self.harvesting.guard.kill_mechanism,
+                "model_version": None if model is None else model.version,
+                "tenant_rules": len(self.harvesting.tenants),
             },
             "grpc": {"address": self.grpc.address, "services": self.grpc.services},
             "admin": {"address": self.admin.address},

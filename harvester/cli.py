@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_rm(sub)
 
+    from harvester.cli_tenants import register as register_tenants
+
+    register_tenants(sub)
+
     p = sub.add_parser("version", help="print the version")
     p.set_defaults(func=cmd_version)
     __import__("harvester.sim.cli", fromlist=["register"]).register(sub)  # simulate, sweep, simulate-fit

@@ -21,6 +21,7 @@ import yaml
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from harvester.config_harvesting import HarvestingSettings
+from harvester.config_hdfs import HdfsSettings
 
 
 class ConfigError(Exception):
@@ -55,7 +56,8 @@ class LoggingSettings(_Section):
 class StoreSettings(_Section):
     backend: Literal["sqlite", "memory"] = Field("sqlite", description="History store: sqlite (WAL file) or memory (tests, demos).")
     path: Path = Field(Path("var/harvester.db"), description="SQLite file (created with its folder).")
-    retention_days: float = Field(35.0, gt=0, description="Samples older than this are pruned (the models use a 30-day window).")
+    retention_days: float = Field(35.0, gt=0, description="Per-tenant 2-minute slots older than this are pruned (the models use a 30-day window).")
+    raw_samples_retention_days: float = Field(2.0, gt=0, description="Raw per-poll node samples older than this are pruned (diagnosis only; models read the slots).")
     prune_interval_s: float = Field(3600.0, gt=0, description="How often the retention loop prunes old rows.")
 
     @field_validator("path")
@@ -119,6 +121,7 @@ class Settings(_Section):
     rm: RMSettings = Field(default_factory=RMSettings, description="ResourceManager REST client.")
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings, description="Polling the cluster.")
     harvesting: HarvestingSettings = Field(default_factory=HarvestingSettings, description="YARN-H: tenant classes, Algorithm 1, the guard.")
+    hdfs: HdfsSettings = Field(default_factory=HdfsSettings, description="HDFS-H: NameNode JMX, grid refit, placement table.")
 
     @model_validator(mode="after")
     def _rm_needed(self) -> Settings:

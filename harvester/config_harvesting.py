@@ -148,7 +148,10 @@ class JobLengthSettings(_Section):
 
 
 class HarvestingSettings(_Section):
-    actuate: bool = Field(False, description="Apply the guard's actions to the RM; false = compute and serve only.")
+    actuate: bool | None = Field(
+        None, description="Apply the guard's actions to the RM; false = compute and serve only; null = true for the "
+        "embedded emulator, false for a real RM (cluster.source rm)."
+    )
     tenants: list[TenantRule] = Field(default_factory=list, description="Node → tenant rules; first match wins.")
     unmatched_nodes: Literal["own_tenant", "ignore"] = Field("own_tenant", description="Nodes no rule matches.")
     node_resources: NodeResourcesSettings = Field(default_factory=NodeResourcesSettings, description="Node sizes.")

@@ -3,7 +3,9 @@
 Units are part of the field names: `_mb` megabytes, `_cores` physical cores, `_vcores` YARN
 virtual cores, times are epoch seconds (float) unless a name says `_ms`. The RM reports the
 whole host's CPU in physical cores and the containers' CPU in vcores (fixtures README); the
-conversion lives in one place, `NodeSample.containers_cpu_cores`.
+conversion harvesting uses lives in one place, `models.tenant_series.primary_cpu_cores`
+(it scales by max(configured, current) vcores; `NodeSample.containers_cpu_cores` is the plain
+view by the current total only).
 """
 
 from __future__ import annotations
@@ -65,11 +67,29 @@ class NodeSample:
 
         The NM reports containers' CPU as `vcores / physical cores * core usage`
         (fixtures README; scenarios/cpu-burn: one busy container on an 8-vcore, 2-core host
-        reads ~3.8). Unknown when the node's physical core count is unknown.
+        reads ~3.8). Unknown when the node's physical core count is unknown. This scales by the
+        CURRENT total vcores only; harvesting decisions use
+        `harvester.models.tenant_series.primary_cpu_cores`, which scales by max(NM configured,
+        current) vcores because the NM's behaviour after a node resource update is not pinned.
         """
         if self.containers_cpu_vcores is None or not self.physical_cores or self.total.vcores <= 0:
             return None
         return self.containers_cpu_vcores * self.physical_cores / self.total.vcores
+
+
+@dataclass(frozen=True, slots=True)
+class NodeBaseline:
+    """A node's total as Harvester first saw it, BEFORE any capacity update of its own.
+
+    Once the guard has updated a node, the RM's `totalResource` is Harvester's own number, so
+    the NodeManager's configured size must come from this record (persisted in the history
+    store; decisions/strategy.NodeIdentity.baseline).
+    """
+
+    node_id: str
+    hostname: str
+    resources: Resources
+    seen_at: float
 
 
 class ContainerState(str, Enum):

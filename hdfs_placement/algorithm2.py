@@ -45,8 +45,15 @@ from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 
-from hdfs_placement.index import GRID_COLS, GRID_ROWS, LiveState, PlacementIndex
-from hdfs_placement.types import RELAX_BUSY, RELAX_ENVIRONMENT, RELAX_ROW_COL, ChooseTargetsResult
+from hdfs_placement.index import LiveState, PlacementIndex
+from hdfs_placement.types import (
+    GRID_COLS,
+    GRID_ROWS,
+    RELAX_BUSY,
+    RELAX_ENVIRONMENT,
+    RELAX_ROW_COL,
+    ChooseTargetsResult,
+)
 
 Rng = np.random.Generator | int
 
@@ -158,7 +165,7 @@ def choose_target_indices(
 
 def _sample(index, blk, blocked, remaining, busy, block_size, u) -> int:
     """Algorithm 2 lines 9-14 by rejection sampling; -1 when the attempts find nothing."""
-    cells = index.allowed_cells[blk.rows * 8 + blk.cols]
+    cells = index.allowed_cells[(blk.rows << GRID_COLS) | blk.cols]
     if not cells:
         return -1
     want_new_rack = len(blk.racks) < index.n_racks

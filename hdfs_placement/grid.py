@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hdfs_placement.types import GRID_COLS, GRID_ROWS, Cell, DataNode, TenantStats
+from hdfs_placement.types import GRID_ROWS, Cell, DataNode, TenantStats
 
 _TIE_SCALE = 1e9  # deviations equal to 1e-9 of the total count as ties
 _ROW_CANDIDATES = 64  # best row splits whose cells are compared

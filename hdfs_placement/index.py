@@ -90,7 +90,7 @@ class PlacementIndex:
             self.cell_nodes.append(members.tolist())
             self.cell_cum.append(list(accumulate(self.remaining_np[members].astype(np.float64).tolist())))
         nonempty = [c for c in range(N_CELLS) if self.cell_nodes[c]]
-        # allowed_cells[row_mask * 8 + col_mask]: non-empty cells whose row and column are unused.
+        # allowed_cells[(row_mask << 3) | col_mask]: non-empty cells whose row and column are unused.
         self.allowed_cells: list[tuple[int, ...]] = [
             tuple(c for c in nonempty if not (rm >> (c // GRID_COLS)) & 1 and not (cm >> (c % GRID_COLS)) & 1)
             for rm in range(1 << GRID_ROWS)

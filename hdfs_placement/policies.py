@@ -183,6 +183,7 @@ class GreedyPolicy:
         bounds = np.searchsorted(cluster.server_tenant[order], np.arange(cluster.n_tenants + 1))
         self.members = [order[bounds[t]:bounds[t + 1]].tolist() for t in range(cluster.n_tenants)]
         self.first = 0  # tenants ranked before it had no space at the last look
+        self.full: set[int] = set()  # tenants seen without space since the last refresh
 
     def choose(self, n, writer, existing, state, block_size, rng):
         taken = {e for e in existing if e >= 0}
@@ -193,13 +194,19 @@ class GreedyPolicy:
         while len(out) < n and pos < len(self.ranked):
             t = self.ranked[pos]
             pos += 1
+            if t in self.full:
+                if leading_full:
+                    self.first = pos
+                continue
             if t in used:
                 leading_full = False
                 continue
             node = _random_eligible(self.members[t], lambda s: s not in taken and state.remaining[s] >= block_size, rng)
             if node < 0:
-                if leading_full and not any(state.remaining[s] >= block_size for s in self.members[t]):
-                    self.first = pos  # skip this full tenant next time (until the next refresh)
+                if not any(state.remaining[s] >= block_size for s in self.members[t]):
+                    self.full.add(t)  # skip it until the next refresh (as the plug-in's cached view would)
+                    if leading_full:
+                        self.first = pos
                 continue
             leading_full = False
             out.append(node)
@@ -209,3 +216,4 @@ class GreedyPolicy:
 
     def refresh(self, state: LiveState) -> None:
         self.first = 0  # reimages free space: look at the best tenants again
+        self.full.clear()

@@ -15,6 +15,7 @@ plain integers (no exponent), ``busy_cpu_threshold`` is a decimal number.
     {
       "schema": "harvester.hdfs-placement.v1",   // string, constant for this layout
       "version": 12,                             // int64, strictly increasing; the HTTP ETag
+      "grid_version": 3,                         // int64, the grid refit the cells come from
       "generated_at_ms": 1795431979089,          // int64, epoch milliseconds (caller's clock)
       "busy_cpu_threshold": 0.9,                 // number 0..1: primary CPU above it = busy
       "cells": [                                 // always 9 objects, row-major
@@ -27,9 +28,11 @@ plain integers (no exponent), ``busy_cpu_threshold`` is a decimal number.
       ]
     }
 
-``row``/``col`` are -1 for a DataNode whose tenant has no statistics (not in the grid): such
-a node is used only as the writer-local first replica or when row/column diversity is
-relaxed. Field names match proto ``harvester.v1.PlacementTable`` / ``DataNodeEntry``.
+``grid_version`` (absent in older documents = 0) changes only when the grid is refitted: a
+plug-in can tell a refit (cells moved; blocks written earlier may verify as not diverse) from
+a busy-flag or free-space update. ``row``/``col`` are -1 for a DataNode whose tenant has no
+statistics (not in the grid): such a node is used only as the writer-local first replica or
+when row/column diversity is relaxed. Field names match proto ``harvester.v1.PlacementTable`` / ``DataNodeEntry``.
 """
 
 from __future__ import annotations
@@ -90,10 +93,11 @@ class PlacementTable:
     busy_cpu_threshold: float
     cells: tuple[CellEntry, ...]
     datanodes: tuple[TableEntry, ...]
+    grid_version: int = 0
 
     def __post_init__(self) -> None:
-        if self.version < 0:
-            raise ValueError("PlacementTable.version must be >= 0")
+        if self.version < 0 or self.grid_version < 0:
+            raise ValueError("PlacementTable.version and grid_version must be >= 0")
         if not 0.0 <= self.busy_cpu_threshold <= 1.0:
             raise ValueError("busy_cpu_threshold must be within 0..1")
         if len(self.cells) != GRID_ROWS * GRID_COLS:
@@ -113,6 +117,7 @@ class PlacementTable:
         return {
             "schema": SCHEMA,
             "version": self.version,
+            "grid_version": self.grid_version,
             "generated_at_ms": self.generated_at_ms,
             "busy_cpu_threshold": float(self.busy_cpu_threshold),
             "cells": [{k: getattr(c, k) for k, _ in _CELL_FIELDS} for c in self.cells],
@@ -141,6 +146,7 @@ class PlacementTable:
             busy_cpu_threshold=float(thr),
             cells=cells,
             datanodes=nodes,
+            grid_version=_int(doc, "grid_version", "grid_version") if "grid_version" in doc else 0,
         )
 
 
@@ -178,6 +184,7 @@ def build_placement_table(
     version: int,
     generated_at_ms: int,
     busy_cpu_threshold: float,
+    grid_version: int = 0,
 ) -> PlacementTable:
     """Place every DataNode in its tenant's grid cell; tenants unknown to the grid get (-1, -1).
 
@@ -200,4 +207,4 @@ def build_placement_table(
         CellEntry(r, c, cell_bytes[r * GRID_COLS + c], len(cell_tenants[r * GRID_COLS + c]))
         for r in range(GRID_ROWS) for c in range(GRID_COLS)
     )
-    return PlacementTable(version, generated_at_ms, busy_cpu_threshold, cells, tuple(entries))
+    return PlacementTable(version, generated_at_ms, busy_cpu_threshold, cells, tuple(entries), grid_version)

@@ -53,6 +53,10 @@ class HarvestingState:
         """A new class model (refit): classes' current state must be republished for it."""
         self._update(model=model, reserves=reserves, class_nodes=dict(class_nodes), classes=(), table=ClassTable.of(()))
 
+    def publish_class_nodes(self, class_nodes: Mapping[str, int]) -> None:
+        """Nodes per class of the current model (the guard republishes it when nodes come or go)."""
+        self._update(class_nodes=dict(class_nodes))
+
     def publish_classes(self, classes: tuple[ClassState, ...]) -> None:
         """The classes' current state (each guard period); tabulated once here for Algorithm 1."""
         self._update(classes=tuple(classes), table=ClassTable.of(classes))

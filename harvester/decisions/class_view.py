@@ -63,7 +63,7 @@ def class_states(
             continue
         a["amem"] += s.used.memory_mb
         a["avc"] += s.used.vcores
-        primary = primary_cpu_cores(s, ns.physical_cores)
+        primary = primary_cpu_cores(s, ns.physical_cores, ns.capacity.vcores)
         if primary is not None:
             a["util"] += min(1.0, primary / ns.physical_cores)
             a["seen"] += 1

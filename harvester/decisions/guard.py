@@ -6,7 +6,9 @@ to replenish the reserve" (§2). YARN 3.3 allows this from outside the RM: every
 period, per node,
 
     harvestable cores = physical cores − primary cores − reserve cores
-    primary cores     = node CPU (physical cores) − containers' CPU (vcores → cores), ≥ 0
+    primary cores     = node CPU (physical cores) − containers' CPU (vcores → cores), ≥ 0,
+                        converted with max(NM configured vcores, current total vcores)
+                        (models/tenant_series.primary_cpu_cores says why: never under-states)
     reserve cores     = reserve fraction of the node's class (models/margins.py, paper 004 §4)
                         × physical cores
     capacity vcores   = ⌊harvestable cores × NM vcores / physical cores⌋, within [0, NM vcores]
@@ -180,7 +182,7 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
         class_id = ctx.tenant_class.get(ns.tenant, "")
         frac = ctx.reserves.fraction(class_id or None)
         reserve_cores = frac * ns.physical_cores
-        primary = primary_cpu_cores(sample, ns.physical_cores)
+        primary = primary_cpu_cores(sample, ns.physical_cores, ns.capacity.vcores)
         if primary is None:
             why = "no utilization reported"
             if s.freeze_on_stale:

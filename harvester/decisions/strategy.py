@@ -121,6 +121,17 @@ def configured_physical_cores(h: HarvestingSettings, node_id: str, hostname: str
     return None if cores is None else float(cores)
 
 
+def resolve_tenant(h: HarvestingSettings, node: NodeIdentity) -> tuple[str, str] | None:
+    """(tenant, environment) of a node by the tenant rules; None when `unmatched_nodes: ignore`
+    and no rule matches. Shared by YARN nodes and HDFS DataNodes (same hosts, same tenants)."""
+    rule = next((r for r in h.tenants if _matches(node, r.nodes, r.hostname_pattern)), None)
+    if rule is not None:
+        return rule.tenant, rule.environment
+    if h.unmatched_nodes == "ignore":
+        return None
+    return node.hostname or node.node_id, ""
+
+
 def resolve_nodes(
     h: HarvestingSettings, nodes: Iterable[NodeIdentity]
 ) -> tuple[dict[str, NodeStrategy], dict[str, str]]:
@@ -128,11 +139,11 @@ def resolve_nodes(
     resolved: dict[str, NodeStrategy] = {}
     left_out: dict[str, str] = {}
     for node in nodes:
-        rule = next((r for r in h.tenants if _matches(node, r.nodes, r.hostname_pattern)), None)
-        if rule is None and h.unmatched_nodes == "ignore":
+        owner = resolve_tenant(h, node)
+        if owner is None:
             left_out[node.node_id] = "no tenant rule matches (unmatched_nodes: ignore)"
             continue
-        tenant, env = (rule.tenant, rule.environment) if rule else (node.hostname or node.node_id, "")
+        tenant, env = owner
         s = _sizes(h, node)
         cores = s["physical_cores"] if s["physical_cores"] is not None else node.physical_cores
         base = node.baseline

@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from typing import Collection, Sequence
 
+from harvester.history.sql import window_select
 from harvester.models.job_history import JobRun
 from harvester.models.margins import ClassMargin, MarginModel
 from harvester.models.patterns import Pattern, PatternParams
@@ -135,17 +136,11 @@ class HarvestingSqlMixin:
     def job_runs(
         self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None
     ) -> list[JobRun]:
-        sql = "SELECT job_name, app_id, started_at, finished_at, peak_containers, container_seconds FROM job_runs WHERE finished_at >= ?"
-        args: list[object] = [since]
-        if until is not None:
-            sql += " AND finished_at < ?"
-            args.append(until)
-        if job_names is not None:
-            names = list(job_names)
-            if not names:
-                return []
-            sql += f" AND job_name IN ({', '.join('?' * len(names))})"
-            args.extend(names)
-        sql += " ORDER BY finished_at, app_id"
+        query = window_select(
+            "SELECT job_name, app_id, started_at, finished_at, peak_containers, container_seconds FROM job_runs",
+            "finished_at", since=since, until=until, key_col="job_name", keys=job_names, order_by="finished_at, app_id",
+        )
+        if query is None:
+            return []
         with self._lock:
-            return [JobRun(*r) for r in self._db.execute(sql, args)]
+            return [JobRun(*r) for r in self._db.execute(*query)]

@@ -8,10 +8,12 @@ from typing import Collection, Sequence
 
 from harvester.domain import NodeSample
 from harvester.history.harvesting_memory import HarvestingMemoryMixin
+from harvester.history.hdfs_memory import HdfsMemoryMixin
+from harvester.history.live_memory import LiveMemoryMixin
 from harvester.history.migrations import LATEST_VERSION
 
 
-class MemoryHistoryStore(HarvestingMemoryMixin):
+class MemoryHistoryStore(HarvestingMemoryMixin, LiveMemoryMixin, HdfsMemoryMixin):
     """`HistoryStore` in a sorted list (see history/store.py for the contract)."""
 
     def __init__(self) -> None:

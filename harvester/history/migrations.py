@@ -91,6 +91,93 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX job_runs_by_name ON job_runs (job_name, finished_at)",
         ),
     ),
+    (
+        3,
+        (
+            # Live harvesting: per-tenant 2-minute slots folded in at every poll
+            # (models/tenant_slots.py, OSDI'16 §3.2) so a refit reads ≤ 30 days × 720 slots per
+            # tenant instead of raw node samples; sums and counts, so partial slots add up.
+            """CREATE TABLE tenant_slots (
+                t REAL NOT NULL,
+                tenant TEXT NOT NULL,
+                util_sum REAL NOT NULL,
+                polls INTEGER NOT NULL,
+                nodes INTEGER NOT NULL,
+                PRIMARY KEY (t, tenant)
+            )""",
+            # Each node's total before Harvester's first capacity update (domain.NodeBaseline):
+            # after a restart the RM's total is Harvester's own number.
+            """CREATE TABLE node_baselines (
+                node_id TEXT PRIMARY KEY,
+                hostname TEXT NOT NULL,
+                memory_mb INTEGER NOT NULL,
+                vcores INTEGER NOT NULL,
+                seen_at REAL NOT NULL
+            )""",
+        ),
+    ),
+    (
+        4,
+        (
+            # HDFS-H (OSDI'16 §4.2): fitted grids with, per tenant, its cell and the statistics
+            # used (models/hdfs_grid_model.py); reimages detected from NameNode JMX and each
+            # DataNode's last observation (models/reimage_detection.py); the published
+            # placement-table versions and why each was published (decisions/hdfs_table.py).
+            """CREATE TABLE hdfs_grids (
+                version INTEGER PRIMARY KEY,
+                fitted_at REAL NOT NULL,
+                window_s REAL NOT NULL,
+                row_bounds TEXT NOT NULL,
+                col_bounds TEXT NOT NULL,
+                imbalance REAL NOT NULL
+            )""",
+            """CREATE TABLE hdfs_grid_tenants (
+                version INTEGER NOT NULL,
+                tenant TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                row INTEGER NOT NULL,
+                col INTEGER NOT NULL,
+                reimages_per_server_month REAL NOT NULL,
+                peak_cpu REAL NOT NULL,
+                available_bytes INTEGER NOT NULL,
+                datanodes INTEGER NOT NULL,
+                reimage_events INTEGER NOT NULL,
+                observed_server_days REAL NOT NULL,
+                cpu_samples INTEGER NOT NULL,
+                reimage_source TEXT NOT NULL,
+                cpu_source TEXT NOT NULL,
+                PRIMARY KEY (version, tenant)
+            )""",
+            """CREATE TABLE hdfs_reimages (
+                t REAL NOT NULL,
+                hostname TEXT NOT NULL,
+                tenant TEXT NOT NULL,
+                datanode_id TEXT NOT NULL,
+                source TEXT NOT NULL,
+                reason TEXT NOT NULL
+            )""",
+            "CREATE INDEX hdfs_reimages_by_time ON hdfs_reimages (t, hostname)",
+            """CREATE TABLE hdfs_datanodes (
+                name TEXT PRIMARY KEY,
+                hostname TEXT NOT NULL,
+                datanode_id TEXT NOT NULL,
+                t REAL NOT NULL,
+                first_seen REAL NOT NULL,
+                num_blocks INTEGER NOT NULL,
+                block_pool_used INTEGER NOT NULL,
+                nn_started_ms INTEGER NOT NULL,
+                cluster_blocks INTEGER NOT NULL
+            )""",
+            """CREATE TABLE hdfs_table_versions (
+                version INTEGER PRIMARY KEY,
+                generated_at REAL NOT NULL,
+                grid_version INTEGER NOT NULL,
+                datanodes INTEGER NOT NULL,
+                busy INTEGER NOT NULL,
+                reasons TEXT NOT NULL
+            )""",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -13,7 +13,10 @@ from typing import Collection, Sequence
 
 from harvester.domain import NodeSample, Resources
 from harvester.history.harvesting_sqlite import HarvestingSqlMixin
+from harvester.history.hdfs_sqlite import HdfsSqlMixin
+from harvester.history.live_sqlite import LiveSqlMixin
 from harvester.history.migrations import LATEST_VERSION, MIGRATIONS
+from harvester.history.sql import window_select
 from harvester.history.store import StoreError
 
 _COLUMNS = (
@@ -38,7 +41,7 @@ def _sample(r: sqlite3.Row | tuple) -> NodeSample:
     )
 
 
-class SqliteHistoryStore(HarvestingSqlMixin):
+class SqliteHistoryStore(HarvestingSqlMixin, LiveSqlMixin, HdfsSqlMixin):
     """`HistoryStore` over one SQLite file (see history/store.py for the contract)."""
 
     def __init__(self, path: str | Path) -> None:
@@ -106,20 +109,12 @@ class SqliteHistoryStore(HarvestingSqlMixin):
     def node_samples(
         self, *, since: float, until: float | None = None, node_ids: Collection[str] | None = None
     ) -> list[NodeSample]:
-        sql = f"SELECT {_COLUMNS} FROM node_samples WHERE t >= ?"
-        args: list[object] = [since]
-        if until is not None:
-            sql += " AND t < ?"
-            args.append(until)
-        if node_ids is not None:
-            ids = list(node_ids)
-            if not ids:
-                return []
-            sql += f" AND node_id IN ({', '.join('?' * len(ids))})"
-            args.extend(ids)
-        sql += " ORDER BY t, node_id"
+        query = window_select(f"SELECT {_COLUMNS} FROM node_samples", "t", since=since, until=until,
+                              key_col="node_id", keys=node_ids, order_by="t, node_id")
+        if query is None:
+            return []
         with self._lock:
-            return [_sample(r) for r in self._db.execute(sql, args)]
+            return [_sample(r) for r in self._db.execute(*query)]
 
     def node_ids(self) -> list[str]:
         with self._lock:

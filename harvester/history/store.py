@@ -3,7 +3,9 @@
 Contract, shared by every implementation and checked by one parametrized test suite:
 - writes are appends; `append_*` returns how many rows were stored;
 - reads return rows ordered by time then node id, within `[since, until)`;
-- `prune(before)` removes rows older than `before` and returns counts per table;
+- `prune(before)` removes raw node samples older than `before` and returns counts per table
+  (tenant slots have their own `prune_tenant_slots`: raw samples are kept for days, slots for
+  the model window);
 - the store never reads a clock: every time comes from the caller.
 Models never write to the store themselves (principle 9): loops read history, call pure
 `fit`, and persist what they got back.
@@ -13,9 +15,13 @@ from __future__ import annotations
 
 from typing import Collection, Protocol, Sequence
 
-from harvester.domain import NodeSample
+from harvester.decisions.hdfs_table import PublishedVersion
+from harvester.domain import NodeBaseline, NodeSample
+from harvester.models.hdfs_grid_model import GridModel
 from harvester.models.job_history import JobRun
 from harvester.models.margins import MarginModel
+from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
+from harvester.models.tenant_slots import TenantSlot
 from harvester.models.utilization_classes import TenantClassModel
 
 
@@ -57,3 +63,46 @@ class HistoryStore(Protocol):
     def job_runs(
         self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None
     ) -> list[JobRun]: ...
+
+    # --- live harvesting (schema version 3) -----------------------------------------------
+    # Tenant slots accumulate: `add_tenant_slots` ADDS each row's util_sum and polls to the
+    # stored row of (tenant, start) (creating it) and keeps the larger node count; reads are
+    # ordered by start then tenant, within `[since, until)` of the slot start; they are pruned
+    # separately from raw node samples (`prune_tenant_slots`, the model window's retention).
+    # Node baselines: the FIRST record of a node wins (later ones for it are ignored).
+
+    def add_tenant_slots(self, slots: Sequence[TenantSlot]) -> int: ...
+
+    def tenant_slots(
+        self, *, since: float, until: float | None = None, tenants: Collection[str] | None = None
+    ) -> list[TenantSlot]: ...
+
+    def prune_tenant_slots(self, before: float) -> int: ...
+
+    def record_node_baselines(self, baselines: Sequence[NodeBaseline]) -> int: ...
+
+    def node_baselines(self) -> dict[str, NodeBaseline]: ...
+
+    # --- HDFS-H (schema version 4) --------------------------------------------------------
+    # Grids are stored whole per version with each tenant's cell and statistics (saving a
+    # version again replaces it); `hdfs_grid()` without a version returns the latest.
+    # Reimages (detected from NameNode JMX) are appended and read ordered by time then
+    # hostname within `[since, until)`. DataNode observations are upserted by LiveNodes name.
+    # Published table versions: one record per version, newest first on read; only the
+    # newest 1,000 are kept (history/hdfs_memory.TABLE_VERSIONS_KEPT).
+
+    def save_hdfs_grid(self, model: GridModel) -> int: ...
+
+    def hdfs_grid(self, version: int | None = None) -> GridModel | None: ...
+
+    def append_hdfs_reimages(self, events: Sequence[ReimageEvent]) -> int: ...
+
+    def hdfs_reimages(self, *, since: float, until: float | None = None) -> list[ReimageEvent]: ...
+
+    def save_hdfs_datanodes(self, observations: Sequence[DataNodeObservation]) -> int: ...
+
+    def hdfs_datanodes(self) -> dict[str, DataNodeObservation]: ...
+
+    def append_hdfs_table_version(self, record: PublishedVersion) -> int: ...
+
+    def hdfs_table_versions(self, *, limit: int = 50) -> list[PublishedVersion]: ...

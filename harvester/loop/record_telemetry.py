@@ -2,13 +2,16 @@
 
 It also keeps the newest good snapshot for the read side and for decisions, with its age:
 decisions must treat a snapshot older than `telemetry.stale_after_s` as stale (no new
-capacity offered, no kills).
+capacity offered, no kills). Observers (e.g. the node registry recording baselines, the fold of
+each poll into per-tenant 2-minute slots) run on every good snapshot after it is stored; their
+summaries join the tick's, and one that raises fails the tick (the snapshot stays the latest).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
+from typing import Any, Callable, Mapping, Sequence
 
 from harvester.domain import ClusterSnapshot
 from harvester.history.store import HistoryStore
@@ -17,13 +20,18 @@ from harvester.observability.metrics import Metrics
 from harvester.telemetry.source import TelemetryError, TelemetrySource
 
 
+Observer = Callable[[ClusterSnapshot], Mapping[str, Any]]
+
+
 class RecordTelemetry:
     """`tick(now)`: poll, store samples, remember the snapshot; poll failures fail the tick."""
 
-    def __init__(self, source: TelemetrySource, store: HistoryStore, metrics: Metrics) -> None:
+    def __init__(self, source: TelemetrySource, store: HistoryStore, metrics: Metrics,
+                 observers: Sequence[Observer] = ()) -> None:
         self._source = source
         self._store = store
         self._metrics = metrics
+        self._observers = tuple(observers)
         self._lock = threading.Lock()
         self._latest: ClusterSnapshot | None = None
 
@@ -50,4 +58,7 @@ class RecordTelemetry:
         self._metrics.record_rows_written("node_samples", written)
         with self._lock:
             self._latest = snapshot
-        return TickResult({"source": self._source.name, "nodes": len(snapshot.nodes), "rows_written": written})
+        summary: dict[str, Any] = {"source": self._source.name, "nodes": len(snapshot.nodes), "rows_written": written}
+        for observe in self._observers:
+            summary.update(observe(snapshot))
+        return TickResult(summary)

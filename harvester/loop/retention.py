@@ -1,4 +1,9 @@
-"""Tick that prunes history older than the retention window (store.retention_days)."""
+"""Tick that prunes history older than its retention window.
+
+Raw node samples (one row per node per poll, ~10 s) are kept `store.raw_samples_retention_days`
+(default 2: enough to diagnose a recent decision); the models read the per-tenant 2-minute
+slots instead, kept `store.retention_days` (default 35 ≥ the 30-day model window).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,17 @@ from harvester.observability.metrics import Metrics
 
 
 class PruneHistory:
-    def __init__(self, store: HistoryStore, retention_s: float, metrics: Metrics) -> None:
+    def __init__(self, store: HistoryStore, retention_s: float, metrics: Metrics, *,
+                 raw_retention_s: float | None = None) -> None:
         self._store = store
         self._retention_s = retention_s
+        self._raw_retention_s = retention_s if raw_retention_s is None else raw_retention_s
         self._metrics = metrics
 
     def __call__(self, now: float) -> TickResult:
-        removed = self._store.prune(now - self._retention_s)
+        removed = dict(self._store.prune(now - self._raw_retention_s))
+        removed["tenant_slots"] = self._store.prune_tenant_slots(now - self._retention_s)
         for table, n in removed.items():
             self._metrics.record_rows_pruned(table, n)
-        return TickResult({"pruned": removed, "before": now - self._retention_s})
+        return TickResult({"pruned": removed, "raw_before": now - self._raw_retention_s,
+                           "slots_before": now - self._retention_s})

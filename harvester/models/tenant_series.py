@@ -61,24 +61,34 @@ def stack_series(series: Mapping[str, np.ndarray], *, step_s: float = 120.0, end
     return TenantSeries(tenants, matrix, step_s, end - width * step_s)
 
 
-def primary_cpu_cores(sample: NodeSample, physical_cores: float) -> float | None:
+def primary_cpu_cores(sample: NodeSample, physical_cores: float, configured_vcores: int | None = None) -> float | None:
     """Primary-tenant CPU in physical cores: node CPU − containers' CPU in cores, ≥ 0.
 
-    None when the node reported no utilization. Containers' vcores are converted with the
-    vcores the NM currently allots to containers (= the RM's `total`, which a node resource
-    update pushes to the NM: ContainersMonitorImpl.setAllocatedResourcesForContainers), i.e.
-    cores = vcores × physical / total.vcores. When total.vcores is 0 the NM scales container
-    usage by 0 and reports 0 whatever runs, so containers cannot be separated: all host CPU
-    is attributed to the primary, which can only under-offer capacity, never over-offer it.
-    Between an update and the NM's next container sample (≤ 1 heartbeat + one 3 s monitor
-    interval) the sample was scaled by the old vcores: the error is bounded by the change and
-    gone at the next sample.
+    None when the node reported no utilization. The NM reports containers' CPU in vcores:
+    core usage × (vcores it scales by / physical cores) (fixtures README; scenarios/cpu-burn).
+    WHICH vcores it scales by after a node resource update could not be pinned for 3.3.6 from
+    the sources: a newer ContainersMonitorImpl.setAllocatedResourcesForContainers switches to
+    the updated (current) vcores, an older one keeps the NM's CONFIGURED vcores. We therefore
+    convert with V = max(configured vcores, current total vcores):
+
+        containers cores = containers vcores × physical cores / V
+        primary cores    = max(0, node CPU − containers cores)
+
+    A larger V can only make the containers' share smaller and the primary's larger, so this
+    never under-states the primary (the guard may under-offer capacity, never over-offer it);
+    when the two agree (no update yet, or the NM follows updates and the update raised
+    capacity) it is exact. `configured_vcores` None (unknown) uses the current total alone.
+    With V = 0 (configured unknown and the node cut to 0 vcores) containers cannot be
+    separated: all host CPU is attributed to the primary — again the safe side. Between an
+    update and the NM's next container sample (≤ 1 heartbeat + one 3 s monitor interval) the
+    sample may be scaled by the old vcores: the error is bounded and gone at the next sample.
     """
     if sample.node_cpu_cores is None or physical_cores <= 0:
         return None
+    scale_vcores = max(configured_vcores or 0, sample.total.vcores)
     containers = 0.0
-    if sample.containers_cpu_vcores is not None and sample.total.vcores > 0:
-        containers = sample.containers_cpu_vcores * physical_cores / sample.total.vcores
+    if sample.containers_cpu_vcores is not None and scale_vcores > 0:
+        containers = sample.containers_cpu_vcores * physical_cores / scale_vcores
     return max(0.0, sample.node_cpu_cores - containers)
 
 

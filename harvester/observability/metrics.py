@@ -84,7 +84,8 @@ class Metrics:
         )
         self.harvest_kills = Counter(
             "harvester_harvest_kills_total",
-            "Kills decided by the guard, by reason (signal_graceful, signal_forceful, rm_overcommit = cuts the RM enforces).",
+            "Kills the guard sent (decided, in a dry run), by reason (signal_graceful, signal_forceful, "
+            "rm_overcommit = cuts below allocation the RM enforces).",
             ["reason"], registry=r,
         )
         self.harvest_capacity_updates = Counter(
@@ -105,9 +106,38 @@ class Metrics:
         self.harvest_model_version = Gauge(
             "harvester_harvest_model_version", "Version of the current utilization class model.", registry=r
         )
+        self.harvest_action_errors = Counter(
+            "harvester_harvest_action_errors_total",
+            "Guard actions the RM refused or never got (set_capacity, kill); reported on the next tick.",
+            ["action"], registry=r,
+        )
         self.harvest_stale_nodes = Gauge(
             "harvester_harvest_stale_nodes", "Nodes the guard could not act on at its last decision, by why.",
             ["why"], registry=r,
+        )
+
+        # HDFS-H (the 3x3 grid placement table)
+        self.hdfs_table_version = Gauge(
+            "harvester_hdfs_table_version", "Version of the published HDFS placement table (the HTTP ETag).", registry=r
+        )
+        self.hdfs_grid_version = Gauge(
+            "harvester_hdfs_grid_version", "Version of the fitted 3x3 grid the table's cells come from.", registry=r
+        )
+        self.hdfs_datanodes = Gauge(
+            "harvester_hdfs_datanodes", "DataNodes in the published table, by state (listed, busy, unclassified).",
+            ["state"], registry=r,
+        )
+        self.hdfs_publishes = Counter(
+            "harvester_hdfs_table_publishes_total",
+            "Placement table versions published, by kind (structural = at once, soft = busy/free space; deferred = waited).",
+            ["kind"], registry=r,
+        )
+        self.hdfs_reimages = Counter(
+            "harvester_hdfs_reimages_detected_total", "DataNode reimages detected from NameNode JMX history.", registry=r
+        )
+        self.hdfs_waiters = Gauge(
+            "harvester_hdfs_table_waiters", "Open long-polls and watch streams waiting for a new table, by face.",
+            ["face"], registry=r,
         )
 
     # --- record helpers -------------------------------------------------------------------
@@ -165,6 +195,10 @@ class Metrics:
             if outcome == "stale":
                 self.harvest_stale_nodes.labels(reason).set(n)
 
+    def record_action_errors(self, by_action: Mapping[str, int]) -> None:
+        for action, n in by_action.items():
+            self.harvest_action_errors.labels(action).inc(n)
+
     def record_decision(self, decision: str, seconds: float) -> None:
         self.harvest_decision_seconds.labels(decision).observe(seconds)
 
@@ -174,6 +208,23 @@ class Metrics:
             self.harvest_classes.labels(pattern).set(n)
         for pattern, n in tenants_by_pattern.items():
             self.harvest_tenants.labels(pattern).set(n)
+
+    def record_hdfs_table(self, version: int, grid_version: int, listed: int, busy: int, unclassified: int,
+                          kind: str) -> None:
+        """A table version was published (`kind`: structural or soft) — or deferred (`kind` deferred)."""
+        self.hdfs_publishes.labels(kind).inc()
+        if kind == "deferred":
+            return
+        self.hdfs_table_version.set(version)
+        self.hdfs_grid_version.set(grid_version)
+        for state, n in (("listed", listed), ("busy", busy), ("unclassified", unclassified)):
+            self.hdfs_datanodes.labels(state).set(n)
+
+    def record_hdfs_reimages(self, n: int) -> None:
+        self.hdfs_reimages.inc(n)
+
+    def record_hdfs_waiters(self, face: str, delta: int) -> None:
+        self.hdfs_waiters.labels(face).inc(delta)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus text format."""

@@ -19,12 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
+import numpy as np
 from harvester.actuators.port import Actuator
 from harvester.clock import Clock
 from harvester.domain import Action, ActionError, ClusterSnapshot
 from harvester.sim.metrics.collector import SimStats
 from harvester.sim.plugins import load_callable
-from harvester.sim.policies import SimContext
+from harvester.sim.policies import PlacementPolicy, SimContext
 from harvester.telemetry.source import TelemetrySource
 
 
@@ -34,11 +35,20 @@ class Controller(Protocol):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ControllerContext:
-    """What a controller factory is given: the static facts, the clock, and node → tenant names."""
+    """What a controller factory is given: the static facts, the clock, and node → tenant names.
+
+    `tenant_history()` returns the same past-only [tenants × samples] average-server
+    utilization matrix policies see (`ClusterView.tenant_history`, ending at the current
+    step): the simulator's stand-in for the live history store a refit reads. `policy` is the
+    run's placement policy, so a controller and a policy that work together (a guard that
+    publishes the classes' state for Algorithm 1) can find each other.
+    """
 
     sim: SimContext
     clock: Clock
     tenant_of_node: Mapping[str, str]
+    tenant_history: Callable[[], np.ndarray] | None = None
+    policy: PlacementPolicy | None = None
 
 
 ControllerFactory = Callable[[Mapping[str, Any], ControllerContext], Controller]

@@ -75,7 +75,8 @@ class ClusterView:
     `free_*` = schedulable capacity − allocated, 0 on nodes that are down, never negative.
     `tenant_history` is [tenants × samples] of past average-server utilization (the paper's
     "average server", §3.2) at `step_s`, oldest first, ending at the current step: the
-    policy sees the past only.
+    policy sees the past only. `allocated_vcores` / `allocated_memory_mb` are what containers
+    hold on each node now (the scheduler's own bookkeeping; None when the caller has none).
     """
 
     now: float
@@ -94,6 +95,8 @@ class ClusterView:
     tenant_history: np.ndarray
     step_s: float
     rng: np.random.Generator
+    allocated_vcores: np.ndarray | None = None
+    allocated_memory_mb: np.ndarray | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -120,6 +120,7 @@ class PolicySpec(_Spec):
 class ControllerSpec(_Spec):
     factory: str = Field(description="package.module:factory building a Controller.")
     period_s: float = Field(60.0, gt=0, description="Control period.")
+    offset_s: float | None = Field(None, ge=0, description="First tick at t = this (default: one period); e.g. a few seconds after each primary sample.")
     params: dict[str, Any] = Field(default_factory=dict, description="Keyword parameters of the factory.")
     include_containers: bool = Field(True, description="List containers in each snapshot.")
 

@@ -113,7 +113,8 @@ class Simulation:
             assert spec is not None
             names = [t.name for t in self.load.tenants]
             ctx = ControllerContext(self.context, self.clock,
-                                    {nid: names[t] for nid, t in zip(self.context.node_ids, self.load.tenant_of.tolist())})
+                                    {nid: names[t] for nid, t in zip(self.context.node_ids, self.load.tenant_of.tolist())},
+                                    tenant_history=lambda: self.substrate.tenant_history, policy=self.policy)
             try:
                 controller = resolve_controller(spec.factory)(spec.params, ctx)
             except ValueError as exc:
@@ -184,7 +185,8 @@ class Simulation:
         for job in self.jobs:
             eng.push(self.start + job.submit_s, Ev.ARRIVAL, job)
         if self.driver is not None and sc.controller is not None:
-            eng.push(self.start + sc.controller.period_s, Ev.CONTROL)
+            first = sc.controller.period_s if sc.controller.offset_s is None else sc.controller.offset_s
+            eng.push(self.start + first, Ev.CONTROL)
         if self.reimages is not None:
             for t, node in zip(self.reimages.times_s.tolist(), self.reimages.servers.tolist()):
                 eng.push(self.start + t, Ev.REIMAGE_DOWN, node)

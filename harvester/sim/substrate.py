@@ -104,6 +104,7 @@ class Substrate:
             primary_memory_mb=_ro(model.primary_mem), batch_cpu_cores=_ro(model.container_cpu),
             running=_ro(model.running), tenant_of=_ro(np.asarray(tenant_of)),
             capacity_vcores=_ro(model.cap_vcores), capacity_memory_mb=_ro(model.cap_mem),
+            allocated_vcores=_ro(model.alloc_vcores), allocated_memory_mb=_ro(model.alloc_mem),
         )
         self.step_s = step_s
         # task ends never read the clock: they are most events, so skip syncing it for them

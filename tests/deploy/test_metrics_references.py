@@ -67,6 +67,13 @@ def _populate(app: Harvester) -> None:
     m.record_rows_written("node_samples", 1)
     m.record_rows_pruned("node_samples", 1)
     m.record_grpc("/harvester.v1.YarnAdvisor/Example", "OK", 0.001)
+    m.record_harvest({"node-1:45454": 8}, {"periodic-0": 8})
+    m.record_reserves({"periodic-0": 0.1})
+    m.record_kills({"rm_overcommit": 1})
+    m.record_capacity_outcomes({"sent:cut": 1, "stale:snapshot": 1})
+    m.record_decision("guard", 0.001)
+    m.record_class_model(1, {"periodic": 1}, {"periodic": 2})
+    m.record_action_errors({"set_capacity": 1})
 
 
 @pytest.fixture(scope="module")

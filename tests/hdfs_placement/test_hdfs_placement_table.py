@@ -42,7 +42,7 @@ def test_json_round_trip_is_flat_ascii_and_stable(grid9: PlacementIndex) -> None
     table = grid9.table
     doc = table.to_json()
     assert doc["schema"] == SCHEMA
-    assert list(doc) == ["schema", "version", "generated_at_ms", "busy_cpu_threshold", "cells", "datanodes"]
+    assert list(doc) == ["schema", "version", "grid_version", "generated_at_ms", "busy_cpu_threshold", "cells", "datanodes"]
     for key in ("cells", "datanodes"):
         for obj in doc[key]:
             assert all(isinstance(v, (str, int, float, bool)) for v in obj.values())

@@ -13,6 +13,7 @@ from harvester.history.memory import MemoryHistoryStore
 from harvester.loop.record_telemetry import RecordTelemetry
 from harvester.loop.retention import PruneHistory
 from harvester.loop.runner import ControlLoop, TickResult
+from harvester.models.tenant_slots import TenantSlot
 from harvester.observability.metrics import Metrics
 from harvester.telemetry.memory import InMemoryTelemetrySource
 from harvester.telemetry.source import TelemetryError
@@ -107,5 +108,15 @@ def test_prune_history_uses_the_retention_window() -> None:
     store, metrics = MemoryHistoryStore(), Metrics(CollectorRegistry())
     store.append_node_samples([replace(_node("a:1"), time=t) for t in (0.0, 100.0, 200.0)])
     result = PruneHistory(store, retention_s=150, metrics=metrics)(250.0)
-    assert result.summary["pruned"] == {"node_samples": 1}
+    assert result.summary["pruned"] == {"node_samples": 1, "tenant_slots": 0}
     assert metric(metrics, "harvester_store_rows_pruned_total", table="node_samples") == 1
+
+
+def test_raw_samples_and_tenant_slots_have_their_own_retention() -> None:
+    store, metrics = MemoryHistoryStore(), Metrics(CollectorRegistry())
+    store.append_node_samples([replace(_node("a:1"), time=t) for t in (0.0, 100.0, 200.0)])
+    store.add_tenant_slots([TenantSlot("web", t, 0.5, 1, 1) for t in (0.0, 120.0, 240.0)])
+    result = PruneHistory(store, retention_s=200, metrics=metrics, raw_retention_s=60)(250.0)
+    assert result.summary["pruned"] == {"node_samples": 2, "tenant_slots": 1}
+    assert [s.start for s in store.tenant_slots(since=0)] == [120.0, 240.0]
+    assert metric(metrics, "harvester_store_rows_pruned_total", table="tenant_slots") == 1

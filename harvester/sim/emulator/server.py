@@ -107,8 +107,10 @@ class EmulatorServer:
                 log.exception("emulator tick failed")
 
     def stop(self) -> None:
+        """Stop serving and release the port; safe before `start()` and when called twice."""
         self._stop.set()
-        self._httpd.shutdown()
+        if self._threads:  # shutdown() waits for serve_forever, so only call it once it ran
+            self._httpd.shutdown()
         self._httpd.server_close()
         for t in self._threads:
             t.join(timeout=2.0)

@@ -161,3 +161,18 @@ def test_the_emulator_serves_a_model_the_simulator_fills() -> None:
     assert nodes["sim-1:45454"]["totalResource"]["memory"] == 4096
     assert nodes["sim-2:45454"]["usedResource"]["memory"] == 2048 and nodes["sim-2:45454"]["numContainers"] == 1
     assert nodes["sim-2:45454"]["nodeHTTPAddress"] == "sim-2:8042"
+
+
+def test_server_stop_before_start_releases_the_port_without_hanging() -> None:
+    import socket
+
+    from harvester.clock import SimClock
+    from harvester.sim.emulator.server import EmulatorServer
+    from harvester.sim.emulator.state import Emulator, EmulatorConfig
+
+    server = EmulatorServer(Emulator(SimClock(1.7e9), EmulatorConfig()), "127.0.0.1", 0)
+    port = server.port
+    server.stop()
+    server.stop()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # free again

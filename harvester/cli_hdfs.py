@@ -1,0 +1,194 @@
+"""`harvester hdfs datanodes|table|choose|evaluate`: HDFS-H for operators (registered by cli.py).
+
+- `datanodes`: read the NameNode's JMX now and show each DataNode with the primary tenant the
+  `harvesting.tenants` rules give it — check the mapping before enabling HDFS-H;
+- `table`: the placement table a running sidecar serves (GET /v1/hdfs/placement-table);
+- `choose`: ask a running sidecar's gRPC ChooseTargets (Algorithm 2) for one block;
+- `evaluate`: the durability/availability evaluation (harvester/sim/evaluate_hdfs.py).
+
+The NameNode and the sidecar's addresses come from `--config` (hdfs.namenode_urls,
+server.admin_listen, server.grpc_listen) unless given. Exit status 0 ok, 1 runtime failure
+(one line), 2 bad configuration or arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"harvester: {message}", file=sys.stderr)
+    return code
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from harvester.config import load_settings
+
+    return load_settings(args.config)
+
+
+def cmd_datanodes(args: argparse.Namespace) -> int:
+    from harvester.cli_rm import render_table
+    from harvester.config import ConfigError
+    from harvester.decisions.strategy import NodeIdentity, resolve_tenant
+    from harvester.telemetry.namenode_jmx import NameNodeJmxClient, NameNodeJmxError
+    from rm_client.tables import Table
+
+    try:
+        settings = _settings(args)
+    except ConfigError as exc:
+        return _fail(EXIT_CONFIG, f"config error: {exc}")
+    urls = args.nn_url or [str(u) for u in settings.hdfs.namenode_urls]
+    if not urls:
+        return _fail(EXIT_CONFIG, "no NameNode: give --nn-url or a --config whose hdfs.namenode_urls is set")
+    client = NameNodeJmxClient(urls, connect_timeout_s=settings.hdfs.connect_timeout_s,
+                               read_timeout_s=settings.hdfs.read_timeout_s)
+    try:
+        info = client.namenode_info()
+    except NameNodeJmxError as exc:
+        return _fail(EXIT_FAILURE, str(exc))
+    finally:
+        client.close()
+    rows = []
+    for dn in info.live:
+        owner = resolve_tenant(settings.harvesting, NodeIdentity(dn.xfer_addr, dn.hostname))
+        tenant, env = owner if owner else ("(no rule: own tenant, outside the grid)", "")
+        rows.append({"datanode_id": dn.xfer_addr, "hostname": dn.hostname, "rack": dn.rack, "tenant": tenant,
+                     "environment": env or tenant, "admin_state": dn.admin_state, "capacity_bytes": dn.capacity_bytes,
+                     "remaining_bytes": dn.remaining_bytes, "blocks": dn.num_blocks})
+    if args.json:
+        print(json.dumps({"namenode": info.url, "datanodes": rows, "dead": [d.name for d in info.dead]}, indent=1))
+        return EXIT_OK
+    table = Table(("DATANODE", "HOST", "RACK", "TENANT", "ENV", "STATE", "FREE GB", "BLOCKS"),
+                  tuple((r["datanode_id"], r["hostname"], r["rack"], r["tenant"], r["environment"], r["admin_state"],
+                         f"{r['remaining_bytes'] / 1e9:.1f}", str(r["blocks"])) for r in rows))
+    print(f"NameNode {info.url} (HDFS {info.version}): {len(info.live)} live, {len(info.dead)} dead DataNodes")
+    print(render_table(table) if table.rows else "(none)")
+    return EXIT_OK
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    import requests
+
+    from harvester.cli_rm import render_table
+    from harvester.config import ConfigError
+    from hdfs_placement import PlacementTable
+    from rm_client.tables import Table
+
+    try:
+        base = args.url or f"http://{_settings(args).server.admin_listen}"
+    except ConfigError as exc:
+        return _fail(EXIT_CONFIG, f"config error: {exc}")
+    url = base.rstrip("/") + "/v1/hdfs/placement-table"
+    try:
+        resp = requests.get(url, timeout=10)
+    except requests.RequestException as exc:
+        return _fail(EXIT_FAILURE, f"GET {url}: {exc}")
+    if resp.status_code != 200:
+        return _fail(EXIT_FAILURE, f"GET {url}: HTTP {resp.status_code}: {resp.text.strip()[:200]}")
+    if args.json:
+        print(resp.text)
+        return EXIT_OK
+    try:
+        table = PlacementTable.from_json(resp.json())
+    except ValueError as exc:
+        return _fail(EXIT_FAILURE, f"GET {url}: not a placement table: {exc}")
+    print(f"placement table version {table.version} (grid {table.grid_version}), busy above "
+          f"{table.busy_cpu_threshold:g} CPU, {len(table.datanodes)} DataNodes")
+    cells = Table(("CELL", "TENANTS", "FREE TB"), tuple(
+        (f"({c.row},{c.col})", str(c.tenants), f"{c.available_bytes / 1e12:.2f}") for c in table.cells))
+    print(render_table(cells))
+    nodes = Table(("DATANODE", "HOST", "RACK", "TENANT", "CELL", "FREE GB", "BUSY"), tuple(
+        (e.datanode_id, e.hostname, e.rack, e.tenant, f"({e.row},{e.col})", f"{e.remaining_bytes / 1e9:.1f}",
+         "busy" if e.busy else "") for e in table.datanodes))
+    print(render_table(nodes) if nodes.rows else "(no DataNodes)")
+    return EXIT_OK
+
+
+def cmd_choose(args: argparse.Namespace) -> int:
+    import grpc
+
+    from harvester.config import ConfigError
+    from harvester.v1 import hdfs_placement_pb2 as pb
+    from harvester.v1 import hdfs_placement_pb2_grpc as pb_grpc
+
+    try:
+        address = args.grpc or _settings(args).server.grpc_listen
+    except ConfigError as exc:
+        return _fail(EXIT_CONFIG, f"config error: {exc}")
+    req = pb.ChooseTargetsRequest(writer=args.writer or "", replication=args.replication, existing=args.existing or [],
+                                  excluded=args.excluded or [], block_size_bytes=args.block_size)
+    if args.seed is not None:
+        req.seed = args.seed
+    with grpc.insecure_channel(address) as channel:
+        try:
+            res = pb_grpc.HdfsPlacementStub(channel).ChooseTargets(req, timeout=10)
+        except grpc.RpcError as exc:
+            code = EXIT_CONFIG if exc.code() == grpc.StatusCode.INVALID_ARGUMENT else EXIT_FAILURE
+            return _fail(code, f"ChooseTargets at {address}: {exc.code().name}: {exc.details()}")
+    print(f"table version {res.table_version}: {res.reason}")
+    for t in res.targets:
+        relaxed = f"  relaxed: {', '.join(t.relaxed)}" if t.relaxed else ""
+        print(f"{t.datanode_id}  cell ({t.row},{t.col})  tenant {t.tenant}  env {t.environment}  rack {t.rack}{relaxed}")
+    return EXIT_OK
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from harvester.sim.evaluate_hdfs import run
+    from harvester.sim.evaluate_hdfs_report import write_report
+
+    return run(args, write_report)
+
+
+def add_evaluate_arguments(ap: argparse.ArgumentParser) -> None:
+    """Arguments of `harvester hdfs evaluate` / `python -m harvester.sim.evaluate_hdfs` (kept
+    here so that registering the CLI does not import the simulator)."""
+    ap.add_argument("--traces", type=Path, required=True, help="folder of the staged traces (../shared/traces)")
+    ap.add_argument("--out", type=Path, default=Path("docs/evaluation"), help="report folder (default docs/evaluation)")
+    ap.add_argument("--levels", type=float, nargs="+", default=[0.25, 0.5, 0.75], help="mean primary CPU levels")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--servers", type=int, default=None, help="servers per cluster (default 2000)")
+    ap.add_argument("--blocks-per-server", type=int, default=None, help="blocks written per server (default 100)")
+    ap.add_argument("--no-sensitivity", action="store_true", help="only the main level x seed grid")
+    ap.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
+    ap.add_argument("--trace-limit", type=int, default=None, help="rows read per trace file (quick runs)")
+    ap.add_argument("--quiet", action="store_true")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add `harvester hdfs …` to the top-level subparsers."""
+    p = sub.add_parser("hdfs", help="HDFS-H: DataNode tenants, the placement table, ChooseTargets, the evaluation")
+    hs = p.add_subparsers(dest="hdfs_command", required=True, metavar="ACTION")
+
+    d = hs.add_parser("datanodes", help="DataNodes from the NameNode's JMX with their primary tenants")
+    d.add_argument("--config", default=None, help="settings file (hdfs.namenode_urls, harvesting.tenants)")
+    d.add_argument("--nn-url", action="append", help="NameNode HTTP base, e.g. http://nn:9870 (repeat for HA)")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(func=cmd_datanodes)
+
+    t = hs.add_parser("table", help="the placement table a running sidecar serves")
+    t.add_argument("--config", default=None, help="settings file (server.admin_listen)")
+    t.add_argument("--url", default=None, help="the sidecar's admin base URL, e.g. http://127.0.0.1:9464")
+    t.add_argument("--json", action="store_true", help="print the table's JSON as served")
+    t.set_defaults(func=cmd_table)
+
+    c = hs.add_parser("choose", help="ChooseTargets (Algorithm 2) for one block on a running sidecar")
+    c.add_argument("--config", default=None, help="settings file (server.grpc_listen)")
+    c.add_argument("--grpc", default=None, help="the sidecar's gRPC address host:port")
+    c.add_argument("--replication", type=int, default=3, help="replicas wanted in total (3)")
+    c.add_argument("--writer", default=None, help="the writing client's DataNode id, hostname or IP")
+    c.add_argument("--existing", action="append", help="a replica the block already has (repeatable)")
+    c.add_argument("--excluded", action="append", help="a DataNode to avoid (repeatable)")
+    c.add_argument("--block-size", type=int, default=0, help="bytes (0 = hdfs.default_block_size)")
+    c.add_argument("--seed", type=int, default=None, help="deterministic choice")
+    c.set_defaults(func=cmd_choose)
+
+    e = hs.add_parser("evaluate", help="durability/availability of Grid vs stock HDFS vs greedy (docs/evaluation)")
+    add_evaluate_arguments(e)
+    e.set_defaults(func=cmd_evaluate)

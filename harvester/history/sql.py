@@ -1,0 +1,25 @@
+"""SQL shared by the SQLite store's tables: the time-window read of the store contract."""
+
+from __future__ import annotations
+
+from typing import Collection
+
+
+def window_select(select: str, time_col: str, *, since: float, until: float | None, key_col: str,
+                  keys: Collection[str] | None, order_by: str) -> tuple[str, list[object]] | None:
+    """`select` + `WHERE time_col >= since [AND time_col < until] [AND key_col IN keys] ORDER BY …`.
+
+    Returns (sql, args), or None when `keys` is given but empty (the answer is empty: no query).
+    """
+    sql = f"{select} WHERE {time_col} >= ?"
+    args: list[object] = [since]
+    if until is not None:
+        sql += f" AND {time_col} < ?"
+        args.append(until)
+    if keys is not None:
+        wanted = list(keys)
+        if not wanted:
+            return None
+        sql += f" AND {key_col} IN ({', '.join('?' * len(wanted))})"
+        args.extend(wanted)
+    return f"{sql} ORDER BY {order_by}", args

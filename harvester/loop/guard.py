@@ -1,0 +1,191 @@
+"""Tick that runs the guard every control period (OSDI'16 §2, §4.1; decisions/guard.py).
+
+One tick, in order:
+1. the actuator's errors from the last batch come back as data: failed signals end their kill
+   records (FAILED, the container may be picked again), a failed capacity update is forgotten
+   as "pushed" (its rate-limit clock does not start);
+2. the newest snapshot (`RecordTelemetry.latest()`, with its age) is the only input. A snapshot
+   the guard already acted on is not acted on again (the RM's answer to the last batch is not
+   in it yet, so the same cut would be sent twice) unless it went stale; a stale one (or none)
+   makes `evaluate` return no action at all — RM down or slow means no kill and no new
+   capacity (the fail-safe rules of decisions/guard.py);
+3. kills in flight are reconciled with the snapshot (containers the RM no longer lists are
+   GONE), nodes are resolved (loop/harvest_nodes.NodeRegistry) and the guard evaluated with
+   the published class model and reserves (cold-start reserve without a model);
+4. with `actuate`, the actions go to the actuator (rm: actuators/rm.py) once; what was sent
+   updates the kill records and the last push per node;
+5. the decision and the classes' current state are published for the read side (gRPC
+   ListNodeCapacities / SelectClasses, GET /v1/harvesting/nodes) and recorded in metrics.
+A bounded log keeps the last actions with their stimulus, formula and fate (principle 4).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from harvester.actuators.port import Actuator
+from harvester.advice.harvesting_state import HarvestingState
+from harvester.decisions.arbiter import PushRecord
+from harvester.decisions.class_view import class_states, nodes_per_class
+from harvester.decisions.guard import GuardContext, GuardDecision, evaluate
+from harvester.decisions.kills import KillRecord, reconcile, record_failures, record_sent
+from harvester.decisions.strategy import GuardStrategy
+from harvester.domain import Action, ActionError, ClusterSnapshot, KillContainer, SetNodeCapacity
+from harvester.loop.harvest_nodes import NodeRegistry
+from harvester.loop.runner import TickResult
+from harvester.observability.metrics import Metrics
+
+LOG_SIZE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ActionLogEntry:
+    """One action the guard decided: what, why (its formula), and what became of it."""
+
+    at: float
+    stimulus_id: str
+    kind: str          # set_capacity | kill
+    target: str        # node id or container id
+    detail: str        # capacity and overCommitTimeout, or the signal
+    reason: str
+    fate: str          # sent | dry-run | not sent | failed: <error>
+
+
+@dataclass(frozen=True)
+class GuardStatus:
+    """The guard loop's own state, for GET /v1/harvesting/nodes."""
+
+    actuate: bool
+    kills: tuple[KillRecord, ...] = ()
+    finished_kills: tuple[KillRecord, ...] = ()
+    left_out: Mapping[str, str] = field(default_factory=dict)
+    recent: tuple[ActionLogEntry, ...] = ()
+    last_acted_snapshot: float | None = None
+
+
+def _describe(a: Action) -> tuple[str, str, str]:
+    if isinstance(a, SetNodeCapacity):
+        r = a.resources
+        return "set_capacity", a.node_id, f"<{r.memory_mb} MB, {r.vcores} vc> overCommitTimeout={a.overcommit_timeout_ms} ms"
+    if isinstance(a, KillContainer):
+        return "kill", a.container_id, ("GRACEFUL_SHUTDOWN" if a.graceful else "FORCEFUL_SHUTDOWN") + f" on {a.node_id}"
+    return type(a).__name__, "", ""
+
+
+class GuardTick:
+    """`tick(now)`: one guard period (module docstring); thread-safe `status()`."""
+
+    def __init__(self, latest: Callable[[], ClusterSnapshot | None], registry: NodeRegistry, state: HarvestingState,
+                 actuator: Actuator | None, metrics: Metrics, strategy: GuardStrategy) -> None:
+        self._latest = latest
+        self._registry = registry
+        self._state = state
+        self._actuator = actuator
+        self._metrics = metrics
+        self._strategy = strategy
+        self._lock = threading.Lock()          # one tick at a time
+        self._status_lock = threading.Lock()   # the read side's copy (status())
+        self._status = GuardStatus(self.actuating)
+        self._last_pushed: dict[str, PushRecord] = {}
+        self._kills: dict[str, KillRecord] = {}
+        self._finished: deque[KillRecord] = deque(maxlen=LOG_SIZE)
+        self._log: deque[ActionLogEntry] = deque(maxlen=LOG_SIZE)
+        self._left_out: dict[str, str] = {}
+        self._acted_on: float | None = None
+        self._seq = 0
+
+    @property
+    def actuating(self) -> bool:
+        return self._actuator is not None
+
+    def status(self) -> GuardStatus:
+        """The state as of the end of the last tick (never waits for a tick in progress)."""
+        with self._status_lock:
+            return self._status
+
+    def _publish_status(self) -> None:
+        status = GuardStatus(self.actuating, tuple(self._kills.values()), tuple(self._finished),
+                             dict(self._left_out), tuple(self._log), self._acted_on)
+        with self._status_lock:
+            self._status = status
+
+    def _take_errors(self) -> list[ActionError]:
+        errors = self._actuator.poll_errors() if self._actuator is not None else []
+        self._kills, failed = record_failures(self._kills, errors)
+        self._finished.extend(failed)
+        for e in errors:
+            if isinstance(e.action, SetNodeCapacity):
+                self._last_pushed.pop(e.action.node_id, None)
+            kind, target, detail = _describe(e.action)
+            self._log.append(ActionLogEntry(e.time, e.action.stimulus_id, kind, target, detail, e.action.reason,
+                                            f"failed: {e.error}"))
+        self._metrics.record_action_errors(Counter(_describe(e.action)[0] for e in errors))
+        return errors
+
+    def __call__(self, now: float) -> TickResult:
+        with self._lock:
+            errors = self._take_errors()
+            snap = self._latest()
+            s = self._strategy
+            age = None if snap is None else max(0.0, now - snap.time)
+            if age is not None:
+                self._metrics.record_telemetry_age(age)
+            stale = age is None or age > s.stale_after_s
+            if not stale and self._acted_on is not None and snap is not None and snap.time <= self._acted_on:
+                result = TickResult({"acted": False, "why": "no new snapshot", "action_errors": len(errors)})
+            else:
+                result = self._decide(now, snap, errors)
+            self._publish_status()
+            return result
+
+    def _decide(self, now: float, snap: ClusterSnapshot | None, errors: list[ActionError]) -> TickResult:
+        if snap is not None:
+            self._kills, gone = reconcile(self._kills, snap)
+            self._finished.extend(gone)
+        nodes, self._left_out = self._registry.resolve(snap)
+        view = self._state.view()
+        model = view.model
+        self._seq += 1
+        stimulus = f"guard-{now:.0f}-{self._seq}"
+        ctx = GuardContext(now, snap, nodes, model.tenant_class_map() if model else {}, view.reserves, self._strategy,
+                           dict(self._last_pushed), dict(self._kills), stimulus)
+        began = time.perf_counter()  # decision cost in wall time, whatever the Clock
+        decision = evaluate(ctx)
+        self._metrics.record_decision("guard", time.perf_counter() - began)
+        sent: list[Action] = []
+        if self._actuator is not None and decision.actions:
+            sent = self._actuator.apply(decision.actions, stimulus)
+        self._record(decision, sent, now)
+        if snap is not None:
+            self._acted_on = snap.time
+        self._state.publish_guard(decision)
+        if model is not None:
+            class_nodes = nodes_per_class(model, nodes)
+            if class_nodes != dict(view.class_nodes):
+                self._state.publish_class_nodes(class_nodes)
+            self._state.publish_classes(class_states(model, view.reserves, nodes, snap, now=now,
+                                                     stale_after_s=self._strategy.stale_after_s, guard=decision))
+        self._metrics.record_harvest(decision.harvested_vcores_by_node(), decision.harvested_vcores_by_class())
+        self._metrics.record_capacity_outcomes(decision.outcomes())
+        counted = GuardDecision(now, tuple(sent), ()) if self._actuator is not None else decision
+        self._metrics.record_kills(counted.kills_by_reason())
+        return TickResult({
+            "acted": True, "nodes": len(decision.nodes), "actions": len(decision.actions), "sent": len(sent),
+            "kills_in_flight": len(self._kills), "action_errors": len(errors),
+            "model_version": model.version if model else None, "actuate": self.actuating,
+        })
+
+    def _record(self, decision: GuardDecision, sent: list[Action], now: float) -> None:
+        self._kills = record_sent(self._kills, sent, now)
+        sent_ids = {id(a) for a in sent}
+        for a in sent:
+            if isinstance(a, SetNodeCapacity):
+                self._last_pushed[a.node_id] = PushRecord(a.resources, now)
+        for a in decision.actions:
+            kind, target, detail = _describe(a)
+            fate = "dry-run" if self._actuator is None else ("sent" if id(a) in sent_ids else "not sent")
+            self._log.append(ActionLogEntry(now, a.stimulus_id, kind, target, detail, a.reason, fate))

@@ -1,0 +1,50 @@
+"""Tick that records finished applications as job runs and republishes the job history.
+
+Algorithm 1 (OSDI'16 §4.1) types a job by its last run and sizes it by its past peak; the
+SelectClasses advice therefore needs job runs. Each tick asks the source for the apps that
+finished since the last tick (a minute of overlap: a run seen twice is one row, job runs are
+keyed by app id) — on the first tick since `job_length.history_days` ago — stores them, and
+republishes the fitted job history (thresholds by `job_length.mode`, loop/refit.job_history).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from harvester.advice.harvesting_state import HarvestingState
+from harvester.config_harvesting import HarvestingSettings
+from harvester.decisions.strategy import NodeStrategy
+from harvester.history.store import HistoryStore
+from harvester.loop.refit import DAY_S, job_history
+from harvester.loop.runner import TickResult
+from harvester.models.job_history import JobRun
+from harvester.observability.metrics import Metrics
+
+OVERLAP_S = 60.0
+
+
+class JobRunSource(Protocol):
+    def poll(self, since: float) -> list[JobRun]: ...
+
+
+class RecordJobRuns:
+    def __init__(self, source: JobRunSource, store: HistoryStore, state: HarvestingState, metrics: Metrics,
+                 harvesting: HarvestingSettings, nodes: Callable[[], dict[str, NodeStrategy]]) -> None:
+        self._source = source
+        self._store = store
+        self._state = state
+        self._metrics = metrics
+        self._h = harvesting
+        self._nodes = nodes
+        self._since: float | None = None
+
+    def __call__(self, now: float) -> TickResult:
+        window = self._h.job_length.history_days * DAY_S
+        since = now - window if self._since is None else self._since - OVERLAP_S
+        runs = self._source.poll(since)
+        written = self._store.append_job_runs(runs)
+        self._metrics.record_rows_written("job_runs", written)
+        self._since = now
+        history = self._store.job_runs(since=now - window)
+        self._state.publish_jobs(job_history(history, self._h, self._state.view().model, self._nodes()))
+        return TickResult({"new_runs": written, "runs_in_window": len(history)})

@@ -1,0 +1,136 @@
+"""Tick that refits the utilization classes and margins (OSDI'16 §4.1; paper 004 §4).
+
+§4.1: "The clustering algorithm periodically (e.g., once per day) takes the most recent time
+series of CPU utilizations from the average server of each primary tenant, runs the FFT ...
+and then uses the K-Means algorithm". Each refit:
+
+1. reads the tenant slots of the window `[end − window_days, end)`, `end` = the start of the
+   current (still filling) 2-minute slot (models/tenant_slots.py);
+2. fits the class model (models/utilization_classes.fit, tenants weighted by their node count)
+   and the margins per class (models/margins.fit_margins), both as version = last stored + 1,
+   persists both (principle 9: the model never writes the store, this loop does);
+3. resolves the reserves (decisions/reserve.py policy) and publishes model, reserves and nodes
+   per class to the read side (advice/harvesting_state.py); fits and publishes the job history
+   of Algorithm 1 lines 3-4 from the stored job runs.
+
+Schedule: the loop ticks often (`check_every_s`) and refits when the last fit is at least
+`harvesting.refit_interval_s` old — also across restarts, since `fitted_at` is stored; on its
+first tick a fresh stored model is published without refitting. `request()` asks for a refit at
+the next tick regardless (POST /v1/harvesting/refit, `harvester tenants --refit`). Without any
+slot in the window nothing is fitted (an empty model would erase the classes).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from typing import Callable
+
+from harvester.advice.harvesting_state import HarvestingState
+from harvester.config_harvesting import HarvestingSettings
+from harvester.decisions.class_view import nodes_per_class
+from harvester.decisions.reserve import ReserveTable, resolve_reserves
+from harvester.decisions.strategy import NodeStrategy, class_params, reserve_policy
+from harvester.history.store import HistoryStore
+from harvester.loop.runner import TickResult
+from harvester.models.job_history import JobHistoryModel, JobRun, capacity_thresholds, fit_job_history
+from harvester.models.margins import MarginModel, fit_margins
+from harvester.models.patterns import PATTERNS, Pattern
+from harvester.models.tenant_slots import series_from_slots, slot_start
+from harvester.models.utilization_classes import TenantClassModel, fit
+from harvester.observability.metrics import Metrics
+
+DAY_S = 86400.0
+Nodes = Callable[[], "dict[str, NodeStrategy]"]
+
+
+def job_history(runs: list[JobRun], h: HarvestingSettings, model: TenantClassModel | None,
+                nodes: dict[str, NodeStrategy]) -> JobHistoryModel:
+    """Algorithm 1 line 3 thresholds by `harvesting.job_length.mode` (models/job_history.py).
+
+    capacity: long jobs get the constant classes' share of the harvested nodes' vcores, short
+    jobs the unpredictable classes' share (§4.1); fewer than `min_runs` runs: cold start.
+    """
+    jl = h.job_length
+    thresholds = None
+    if jl.mode == "capacity" and model is not None and len(runs) >= jl.min_runs:
+        tenant_class = model.tenant_class_map()
+        cap: Counter[Pattern] = Counter()
+        for ns in nodes.values():
+            c = model.class_by_id(tenant_class.get(ns.tenant, ""))
+            if c is not None:
+                cap[c.pattern] += ns.capacity.vcores
+        total = sum(cap.values())
+        if total:
+            thresholds = capacity_thresholds(runs, short_share=cap[Pattern.UNPREDICTABLE] / total,
+                                             long_share=cap[Pattern.CONSTANT] / total)
+    return fit_job_history(runs, short_quantile=jl.short_quantile, long_quantile=jl.long_quantile,
+                           min_runs=jl.min_runs, thresholds=thresholds)
+
+
+class Refit:
+    """`tick(now)`: refit when due or requested (module docstring); thread-safe."""
+
+    def __init__(self, store: HistoryStore, state: HarvestingState, metrics: Metrics, harvesting: HarvestingSettings,
+                 nodes: Nodes) -> None:
+        self._store = store
+        self._state = state
+        self._metrics = metrics
+        self._h = harvesting
+        self._nodes = nodes
+        self._lock = threading.Lock()
+        self._requested = False
+        self._published_version: int | None = None
+
+    def request(self) -> None:
+        """Refit at the next tick even if the last fit is recent."""
+        with self._lock:
+            self._requested = True
+
+    def __call__(self, now: float) -> TickResult:
+        with self._lock:
+            stored = self._store.class_model()
+            due = stored is None or now - stored.fitted_at >= self._h.refit_interval_s
+            if not (due or self._requested):
+                if stored is not None and self._published_version != stored.version:
+                    self._publish(stored, self._store.margin_model(stored.version), now)
+                return TickResult({"refit": False, "model_version": stored.version if stored else None,
+                                   "next_in_s": round(stored.fitted_at + self._h.refit_interval_s - now, 1) if stored else 0})
+            self._requested = False
+            return self._refit(now, 1 if stored is None else stored.version + 1)
+
+    def _refit(self, now: float, version: int) -> TickResult:
+        h = self._h
+        step = h.sample_step_s
+        end = slot_start(now, step)
+        start = end - round(h.window_days * DAY_S / step) * step
+        slots = self._store.tenant_slots(since=start, until=end)
+        if not slots:
+            return TickResult({"refit": False, "why": "no tenant history in the window", "model_version": None})
+        began = time.perf_counter()  # decision cost in wall time, whatever the Clock
+        series, node_counts = series_from_slots(slots, start=start, end=end, step_s=step)
+        model = fit(series, version=version, fitted_at=now, params=class_params(h), tenant_weights=node_counts)
+        margins = fit_margins(series, model.tenant_class_map(), quantile=h.reserve.quantile, version=version,
+                              fitted_at=now)
+        self._metrics.record_decision("fit", time.perf_counter() - began)
+        self._metrics.record_rows_written("class_models", self._store.save_class_model(model))
+        self._metrics.record_rows_written("margin_models", self._store.save_margin_model(margins))
+        self._publish(model, margins, now)
+        return TickResult({"refit": True, "model_version": version, "tenants": len(series.tenants),
+                           "classes": len(model.classes), "slots": len(slots)})
+
+    def _publish(self, model: TenantClassModel, margins: MarginModel | None, now: float) -> ReserveTable:
+        h = self._h
+        reserves = resolve_reserves(margins, [c.class_id for c in model.classes], reserve_policy(h))
+        nodes = self._nodes()
+        self._state.publish_model(model, reserves, nodes_per_class(model, nodes))
+        runs = self._store.job_runs(since=now - h.job_length.history_days * DAY_S)
+        self._state.publish_jobs(job_history(runs, h, model, nodes))
+        self._published_version = model.version
+        classes, tenants = Counter(c.pattern for c in model.classes), Counter(a.pattern for a in model.tenants)
+        self._metrics.record_class_model(
+            model.version, {p.value: classes[p] for p in PATTERNS}, {p.value: tenants[p] for p in PATTERNS}
+        )
+        self._metrics.record_reserves(dict(reserves.by_class))
+        return reserves

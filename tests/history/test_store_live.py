@@ -1,0 +1,86 @@
+"""The live-harvesting tables (schema version 3): tenant slots and node baselines, every store."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from harvester.domain import NodeBaseline, Resources
+from harvester.history.memory import MemoryHistoryStore
+from harvester.history.migrations import LATEST_VERSION, MIGRATIONS
+from harvester.history.sqlite import SqliteHistoryStore
+from harvester.history.store import HistoryStore
+from harvester.models.tenant_slots import TenantSlot
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HistoryStore]:
+    s: HistoryStore = MemoryHistoryStore() if request.param == "memory" else SqliteHistoryStore(tmp_path / "h.db")
+    yield s
+    s.close()
+
+
+def test_slots_accumulate_sums_counts_and_the_largest_node_count(store: HistoryStore) -> None:
+    assert store.add_tenant_slots([TenantSlot("web", 120.0, 0.5, 1, 3), TenantSlot("db", 120.0, 0.25, 1, 2)]) == 2
+    store.add_tenant_slots([TenantSlot("web", 120.0, 0.7, 1, 2), TenantSlot("web", 240.0, 0.1, 1, 3)])
+    got = store.tenant_slots(since=0)
+    assert [(s.start, s.tenant) for s in got] == [(120.0, "db"), (120.0, "web"), (240.0, "web")]
+    web = got[1]
+    assert (web.util_sum, web.polls, web.nodes) == (pytest.approx(1.2), 2, 3)
+    assert web.utilization == pytest.approx(0.6)
+
+
+def test_slots_window_tenant_filter_and_prune(store: HistoryStore) -> None:
+    store.add_tenant_slots([TenantSlot(t, s, 0.1, 1, 1) for s in (0.0, 120.0, 240.0) for t in ("a", "b")])
+    assert {s.start for s in store.tenant_slots(since=120, until=240)} == {120.0}
+    assert {s.tenant for s in store.tenant_slots(since=0, tenants=["b"])} == {"b"}
+    assert store.tenant_slots(since=0, tenants=[]) == []
+    assert store.prune_tenant_slots(before=200) == 4
+    assert [s.start for s in store.tenant_slots(since=0)] == [240.0, 240.0]
+    assert store.prune(before=1e9) == {"node_samples": 0}, "raw-sample pruning leaves slots alone"
+    assert len(store.tenant_slots(since=0)) == 2
+
+
+def test_the_first_baseline_of_a_node_wins(store: HistoryStore) -> None:
+    first = NodeBaseline("n1:45454", "n1", Resources(8192, 8), 10.0)
+    assert store.record_node_baselines([first, NodeBaseline("n2:45454", "n2", Resources(4096, 4), 10.0)]) == 2
+    # later observations (e.g. after Harvester cut the node to 2 vcores) never replace it
+    assert store.record_node_baselines([NodeBaseline("n1:45454", "n1", Resources(8192, 2), 20.0)]) == 0
+    assert store.node_baselines() == {"n1:45454": first, "n2:45454": NodeBaseline("n2:45454", "n2", Resources(4096, 4), 10.0)}
+    assert store.record_node_baselines([]) == 0
+
+
+def test_baselines_and_slots_survive_a_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "h.db"
+    s = SqliteHistoryStore(path)
+    s.record_node_baselines([NodeBaseline("n1:1", "n1", Resources(8192, 8), 1.0)])
+    s.add_tenant_slots([TenantSlot("web", 0.0, 0.4, 2, 1)])
+    s.close()
+    again = SqliteHistoryStore(path)
+    try:
+        assert again.node_baselines()["n1:1"].resources == Resources(8192, 8)
+        assert again.tenant_slots(since=0) == [TenantSlot("web", 0.0, 0.4, 2, 1)]
+    finally:
+        again.close()
+
+
+def test_a_version_2_file_migrates_to_version_3(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for version, statements in MIGRATIONS[:2]:
+            for sql in statements:
+                db.execute(sql)
+            db.execute("INSERT INTO schema_version VALUES (?)", (version,))
+        db.execute("INSERT INTO job_runs VALUES ('app_1', 'etl', 0, 10, 2, NULL)")
+    s = SqliteHistoryStore(path)
+    try:
+        assert s.schema_version() == LATEST_VERSION >= 3
+        assert [r.app_id for r in s.job_runs(since=0)] == ["app_1"], "version 2 rows survive"
+        s.add_tenant_slots([TenantSlot("web", 0.0, 0.4, 1, 1)])
+        assert len(s.tenant_slots(since=0)) == 1
+    finally:
+        s.close()

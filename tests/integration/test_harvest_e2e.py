@@ -1,0 +1,249 @@
+"""Harvesting end to end on a REAL Hadoop 3.3.6 cluster (the emulator twin:
+tests/harvesting/test_e2e_emulator.py).
+
+A distributed-shell app holds containers; CPU burners started OUTSIDE YARN on the same host
+play the primary tenant; the real Harvester app (composition root, `cluster.source: rm`,
+`actuate: true`, short periods) must see the host's primary usage rise through the RM,
+shrink the NodeManagers' capacity and make the RM kill containers (overCommitTimeout 0:
+youngest non-AM first); when the burners stop, the capacity must come back. Every assertion
+reads what the RM reports: node `totalResource`, the app's `runningContainers` and its
+preemption counters (`numNonAMContainerPreempted`, `numAMContainerPreempted`).
+
+Runs only when (a) an RM is given (HARVESTER_TEST_RM_URL), (b) a Hadoop install provides the
+distributed-shell jar and the `yarn` CLI (HARVESTER_TEST_HADOOP_HOME), and (c) the
+NodeManagers run on THIS host — their hostnames resolve to a local address, or
+HARVESTER_TEST_SAME_HOST=1 says so — because the burners must load the NodeManagers' host.
+Otherwise it skips with the reason.
+
+Recorded delays it allows for (fixtures scenarios/cpu-burn): NMs sample every 3 s and the RM
+shows a load change 2-7 s late; after an update the RM kills within ~40 ms (T = 0), and the
+node's usedResource follows at the next NM heartbeats. A finalizer restores every node's
+capacity (T = -1, kills nothing), kills the app, the DS client and the burners.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from rest_apps import kill_quietly, wait_for
+
+from harvester.app import Harvester
+from harvester.config import parse_settings
+from rm_client import Node, Resource, RMClient, RMClientConfig, RMError
+
+pytestmark = pytest.mark.integration
+
+SAME_HOST_VAR = "HARVESTER_TEST_SAME_HOST"
+WORKERS = 4
+# Java 17 needs these for the Hadoop 3.3.6 CLIs (fixtures README, "Running Hadoop 3.3.6 daemons on Java 17").
+JAVA17_OPENS = (
+    "java.base/java.lang", "java.base/java.lang.reflect", "java.base/java.lang.invoke", "java.base/java.io",
+    "java.base/java.net", "java.base/java.nio", "java.base/java.util", "java.base/java.util.concurrent",
+    "java.base/java.util.concurrent.atomic", "java.base/java.util.regex", "java.base/java.security",
+    "java.base/javax.security.auth", "java.base/sun.nio.ch", "java.base/sun.nio.cs", "java.base/sun.security.action",
+    "java.base/sun.util.calendar", "java.security.jgss/sun.security.krb5",
+)
+JAVA17_EXPORTS = ("java.base/sun.net.dns", "java.base/sun.net.util")
+
+
+def _local_addresses() -> set[str]:
+    addrs = {"127.0.0.1", "::1"}
+    for name in {socket.gethostname(), socket.getfqdn(), "localhost"}:
+        try:
+            addrs |= {ai[4][0] for ai in socket.getaddrinfo(name, None)}
+        except OSError:
+            pass
+    return addrs
+
+
+def _on_this_host(node: Node, local: set[str]) -> bool:
+    try:
+        return any(ai[4][0] in local or ai[4][0].startswith("127.") for ai in socket.getaddrinfo(node.host_name, None))
+    except OSError:
+        return False
+
+
+def _java_opts() -> str:
+    opts = os.environ.get("HADOOP_OPTS", "")
+    java = Path(os.environ["JAVA_HOME"]) / "bin" / "java" if os.environ.get("JAVA_HOME") else Path("java")
+    try:
+        out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=30).stderr
+    except OSError:
+        return opts
+    m = re.search(r'version "(\d+)', out)
+    if m and int(m.group(1)) >= 17 and "--add-opens" not in opts:
+        opts += "".join(f" --add-opens={p}=ALL-UNNAMED" for p in JAVA17_OPENS)
+        opts += "".join(f" --add-exports={p}=ALL-UNNAMED" for p in JAVA17_EXPORTS)
+    return opts.strip()
+
+
+def _ds_jar(home: Path) -> Path:
+    jars = sorted(p for p in (home / "share" / "hadoop" / "yarn").glob("hadoop-yarn-applications-distributedshell-*.jar")
+                  if not re.search(r"-(tests|sources)\.jar$", p.name))
+    if not jars:
+        pytest.skip(f"no hadoop-yarn-applications-distributedshell jar under {home}/share/hadoop/yarn")
+    return jars[0]
+
+
+@dataclass
+class Scene:
+    client: RMClient
+    local: list[str]              # NodeManagers on this host
+    originals: dict[str, Resource]
+    app_id: str
+    ds_client: subprocess.Popen[bytes]
+    burners: list[subprocess.Popen[bytes]]
+    harvester: Harvester | None = None
+
+    def totals(self) -> dict[str, int]:
+        nodes = {n.id: n for n in self.client.list_nodes()}
+        return {i: nodes[i].total_resource.vcores for i in self.local}  # type: ignore[union-attr]
+
+    def app(self):  # type: ignore[no-untyped-def]
+        return self.client.get_app(self.app_id)
+
+
+def _launch_ds(home: Path, live: object, tmp: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """The recorded client command (scenarios/signal-and-kill client log): sleep 600 in N containers."""
+    jar = _ds_jar(home)
+    cmd = [str(home / "bin" / "yarn"), "jar", str(jar), "-jar", str(jar), "-queue", "root.default",
+           "-shell_command", "sleep", "-shell_args", "600", "-num_containers", str(WORKERS),
+           "-container_memory", "1024", "-container_vcores", "1"]
+    env = dict(os.environ, HADOOP_USER_NAME=live.user, HADOOP_OPTS=_java_opts())  # type: ignore[attr-defined]
+    if live.conf_dir is not None:  # type: ignore[attr-defined]
+        env["HADOOP_CONF_DIR"] = str(live.conf_dir)  # type: ignore[attr-defined]
+    log = tmp / "ds-client.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+    return proc, log
+
+
+def _app_id(log: Path, proc: subprocess.Popen[bytes]) -> str:
+    def probe() -> str | None:
+        m = re.search(r"Submitted application (application_\d+_\d+)", log.read_text(errors="replace"))
+        if m:
+            return m.group(1)
+        if proc.poll() is not None:
+            raise AssertionError(f"the DS client exited {proc.returncode}: {log.read_text(errors='replace')[-2000:]}")
+        return None
+
+    return wait_for(probe, timeout_s=120, what="the DS client to submit its application")
+
+
+def _restore(scene_client: RMClient, originals: dict[str, Resource]) -> None:
+    for node_id, res in originals.items():
+        try:
+            scene_client.update_node_resource(node_id, Resource(res.memory_mb, res.vcores), -1,
+                                              allow_zero=res.memory_mb == 0 or res.vcores == 0)
+        except RMError:
+            pass
+
+
+@pytest.fixture()
+def scene(live_hadoop: object, requires_hadoop_home: Path, tmp_path: Path) -> Iterator[Scene]:
+    client = RMClient(RMClientConfig(urls=(live_hadoop.rm_url,), user=live_hadoop.user, read_timeout_s=30.0))  # type: ignore[attr-defined]
+    running = client.list_nodes(states=["RUNNING"])
+    forced = os.environ.get(SAME_HOST_VAR) == "1"
+    local_addrs = _local_addresses()
+    local = sorted(n.id for n in running if forced or _on_this_host(n, local_addrs))
+    if not local:
+        client.close()
+        pytest.skip(f"no NodeManager runs on this host ({', '.join(n.host_name for n in running) or 'none RUNNING'} "
+                    f"do not resolve to {sorted(local_addrs)}); burners here cannot load them. "
+                    f"Set {SAME_HOST_VAR}=1 if they do.")
+    originals = {n.id: n.total_resource for n in running if n.id in local and n.total_resource is not None}
+    proc, log = _launch_ds(requires_hadoop_home, live_hadoop, tmp_path)
+    s = Scene(client, local, originals, "", proc, [])
+    try:
+        s.app_id = _app_id(log, proc)
+        wait_for(lambda: s.app().state == "RUNNING" and s.app().running_containers == WORKERS + 1,
+                 timeout_s=180, what=f"{s.app_id} RUNNING with its AM and {WORKERS} workers")
+        yield s
+    finally:
+        if s.harvester is not None:
+            s.harvester.stop()
+        for b in s.burners:
+            b.kill()
+            b.wait(timeout=10)
+        if s.app_id:
+            kill_quietly(client, s.app_id)
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        _restore(client, originals)
+        client.close()
+
+
+def _harvester(live: object, local: list[str]) -> Harvester:
+    settings = parse_settings({
+        "server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.5},
+        "store": {"backend": "memory"},
+        "cluster": {"source": "rm"},
+        "rm": {"urls": [live.rm_url], "user": live.user},  # type: ignore[attr-defined]
+        "telemetry": {"poll_interval_s": 2, "stale_after_s": 20},
+        "harvesting": {
+            "actuate": True,
+            "tenants": [{"tenant": "burner-host", "environment": "it", "nodes": local}],
+            "unmatched_nodes": "ignore",                  # never touch NodeManagers on other hosts
+            "node_resources": {"physical_cores": os.cpu_count() or 1},
+            "control_period_s": 1,
+            "guard": {"min_interval_s": 5, "kill_mechanism": "rm_overcommit", "overcommit_timeout_ms": 0},
+        },
+    }, environ={})
+    app = Harvester(settings)
+    app.start()
+    return app
+
+
+def test_primary_burn_shrinks_capacity_the_rm_kills_and_capacity_returns(scene: Scene, live_hadoop: object) -> None:
+    scene.harvester = _harvester(live_hadoop, scene.local)
+    guard = scene.harvester.loop("guard")
+    wait_for(lambda: guard.status()["last_summary"].get("acted") and guard.status()["last_summary"].get("nodes"),
+             timeout_s=60, what="the guard's first decision on the real cluster")
+    time.sleep(8)  # the idle cut (cold-start reserve 20 %) settles
+    idle = scene.totals()
+    preempted_before = scene.app().num_non_am_container_preempted or 0
+    assert all(0 < v <= scene.originals[i].vcores for i, v in idle.items()), idle
+
+    # the primary: one busy loop per core, outside YARN (scenarios/cpu-burn: `while True: pass`)
+    scene.burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
+    # host CPU ≈ all cores → harvestable = cores − primary − 0.2 × cores < 0 → 0 vcores on every NM here
+    wait_for(lambda: all(v == 0 for v in scene.totals().values()), timeout_s=60,
+             what=f"the RM to report 0 vcores on {scene.local} while the host burns")
+    def preempted():  # type: ignore[no-untyped-def]
+        a = scene.app()
+        return a if (a.num_non_am_container_preempted or 0) > preempted_before else None
+
+    app = wait_for(preempted, timeout_s=30, what="the RM to preempt the app's containers")
+    assert (app.num_am_container_preempted or 0) == 0, "the RM never kills the ApplicationMaster"
+    assert (app.preempted_resource_mb or 0) >= 1024
+    wait_for(lambda: all(n.used_vcores <= 1 for n in scene.client.list_nodes() if n.id in scene.local),
+             timeout_s=30, what="the nodes' usedResource to fit (only the AM may stay, 1 vcore)")
+    if not app.is_finished:
+        assert app.running_containers == 1, "every worker preempted, the AM kept"
+    status = scene.harvester.guard.status()
+    assert any(e.kind == "set_capacity" and "overCommitTimeout=0" in e.detail and e.fate == "sent" for e in status.recent)
+
+    # the primary stops: the RM sees the load fall 1-7 s later, increases wait min_interval_s (5 s)
+    for b in scene.burners:
+        b.kill()
+        b.wait(timeout=10)
+    scene.burners = []
+    def recovered() -> dict[str, int] | None:
+        t = scene.totals()
+        return t if all(v >= idle[i] - 1 for i, v in t.items()) else None
+
+    back = wait_for(recovered, timeout_s=90, what=f"capacity to come back to about {idle}")
+    assert all(v > 0 for v in back.values())
