@@ -28,6 +28,7 @@ from rm_client import RMClient, RMClientConfig
 from harvester import __version__
 from harvester.actuators.port import Actuator
 from harvester.actuators.rm import RMActuator
+from harvester.advice.hdfs_wiring import HDFS_SERVICE, build_hdfs
 from harvester.advice.admin_http import AdminServer, Request, Response
 from harvester.advice.grpc_server import GrpcServer
 from harvester.advice.harvesting_http import classes_document, nodes_document
@@ -154,6 +155,13 @@ def backfill_demo_history(store: HistoryStore, load: demo.DemoLoad, now: float, 
     return store.add_tenant_slots([r for r in rows if (r.start, r.tenant) not in have])
 
 
+#: Why the contract's services without an implementation answer UNIMPLEMENTED.
+UNIMPLEMENTED_WHY = {
+    "harvester.v1.ConstrainedPlacement": "Phoenix constraint-aware placement is not built yet",
+    "harvester.v1.SloAdvisor": "Morpheus SLO inference / reservations and Jockey deadline control are not built yet",
+}
+
+
 class Harvester:
     """One running sidecar."""
 
@@ -181,7 +189,10 @@ class Harvester:
         self.state = HarvestingState(selection_strategy(h))
         self.nodes = NodeRegistry(self.store, h)
         fold = FoldTenantSlots(self.nodes, self.store, self.metrics, step_s=h.sample_step_s)
-        self.telemetry = RecordTelemetry(self.source, self.store, self.metrics, observers=(self.nodes.observe, fold))
+        # HDFS-H reads the same tenant rules (with the embedded default's applied)
+        self.hdfs = build_hdfs(settings.model_copy(update={"harvesting": h}), self.metrics, self.store)
+        observers = (self.nodes.observe, fold) + ((self.hdfs.telemetry_observer,) if self.hdfs.telemetry_observer else ())
+        self.telemetry = RecordTelemetry(self.source, self.store, self.metrics, observers=observers)
         if h.actuate and actuator is None:
             actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock.now)
         self.actuator = actuator if h.actuate else None
@@ -206,13 +217,20 @@ class Harvester:
                 "retention",
                 settings.store.prune_interval_s,
                 PruneHistory(self.store, settings.store.retention_days * 86400.0, self.metrics,
-                             raw_retention_s=settings.store.raw_samples_retention_days * 86400.0),
+                             raw_retention_s=settings.store.raw_samples_retention_days * 86400.0,
+                             job_runs_retention_s=max(settings.store.retention_days,
+                                                      h.job_length.history_days) * 86400.0),
                 self.clock,
                 self.metrics,
             ),
         ]
-        self.grpc = GrpcServer(settings.server.grpc_listen, self.metrics, [yarn_advisor_service(self.state, self.metrics)],
-                               max_workers=settings.server.grpc_max_workers)
+        self.loops += [ControlLoop(name, interval, tick, self.clock, self.metrics) for name, interval, tick in self.hdfs.loops]
+        services = [yarn_advisor_service(self.state, self.metrics), *([self.hdfs.service] if self.hdfs.service else [])]
+        self.grpc = GrpcServer(
+            settings.server.grpc_listen, self.metrics, services, max_workers=settings.server.grpc_max_workers,
+            unimplemented_reason=lambda name: self.hdfs.unimplemented_reason if name == HDFS_SERVICE else UNIMPLEMENTED_WHY.get(
+                name, "not implemented in this release"),
+        )
         self.admin = AdminServer(settings.server.admin_listen)
         self.admin.route("/healthz", lambda req: Response.text(200, "ok\n"))
         self.admin.route("/readyz", self._readyz)
@@ -221,6 +239,8 @@ class Harvester:
         self.admin.route("/v1/harvesting/classes", lambda req: Response.json(200, self.classes()))
         self.admin.route("/v1/harvesting/nodes", self._nodes)
         self.admin.route("/v1/harvesting/refit", self._refit, methods=("POST",))
+        for path, handler in self.hdfs.routes.items():
+            self.admin.route(path, handler)
         self._started_at: float | None = None
         self._stopped = threading.Event()
 
@@ -255,6 +275,7 @@ class Harvester:
         for loop in reversed(self.loops):
             if not loop.stop(timeout_s=1.0):
                 log.warning("loop did not stop in time", extra={"loop": loop.name})
+        self.hdfs.close()  # wakes long-polls and watch streams before the servers stop
         self.grpc.stop(self.settings.server.shutdown_grace_s)
         self.admin.stop()
         if self.embedded is not None:
@@ -318,6 +339,7 @@ class Harvester:
                 "model_version": None if model is None else model.version,
                 "tenant_rules": len(self.harvesting.tenants),
             },
+            "hdfs": self.hdfs.status(),
             "grpc": {"address": self.grpc.address, "services": self.grpc.services},
             "admin": {"address": self.admin.address},
             "loops": [loop.status() for loop in self.loops],

@@ -6,6 +6,8 @@ Exit status: 0 ok, 1 runtime failure (one line on stderr), 2 bad configuration o
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import signal
 import sys
 import threading
@@ -68,6 +70,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 Command = Callable[[argparse.Namespace], int]
 
+#: Modules that add their own subcommands with `register(subparsers)`.
+COMMAND_MODULES = (
+    "harvester.cli_rm",        # rm nodes|apps|reservations|queues
+    "harvester.cli_tenants",   # tenants [--refit]
+    "harvester.cli_hdfs",      # hdfs datanodes|table|choose|evaluate
+    "harvester.sim.cli",       # simulate, sweep, simulate-fit (and evaluate, when present)
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harvester", description="History-based harvesting advisor for Hadoop 3.3.x.")
@@ -83,24 +93,24 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("file", type=Path)
     c.set_defaults(func=cmd_config_check)
 
-    from harvester.cli_rm import register as register_rm
-
-    register_rm(sub)
-
-    from harvester.cli_tenants import register as register_tenants
-
-    register_tenants(sub)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
 
     p = sub.add_parser("version", help="print the version")
     p.set_defaults(func=cmd_version)
-    __import__("harvester.sim.cli", fromlist=["register"]).register(sub)  # simulate, sweep, simulate-fit
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     func: Command = args.func
-    return func(args)
+    try:
+        return func(args)
+    except BrokenPipeError:
+        # the reader went away (`harvester rm nodes | head`): not an error, and no traceback
+        # when Python flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

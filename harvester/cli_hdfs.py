@@ -158,6 +158,8 @@ def add_evaluate_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--no-sensitivity", action="store_true", help="only the main level x seed grid")
     ap.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
     ap.add_argument("--trace-limit", type=int, default=None, help="rows read per trace file (quick runs)")
+    ap.add_argument("--from-results", type=Path, default=None,
+                    help="re-write the page and figures from a previous run's hdfs_grid_results.json (no simulation)")
     ap.add_argument("--quiet", action="store_true")
 
 

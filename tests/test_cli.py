@@ -111,3 +111,16 @@ def test_serve_with_busy_port_fails_with_one_line(tmp_path: Path) -> None:
         out = subprocess.run([sys.executable, "-m", "harvester", "serve", "--config", str(cfg)], capture_output=True, text=True, timeout=30)
     assert out.returncode == 1
     assert "cannot start" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_closed_pipe_is_not_a_traceback() -> None:
+    proc = subprocess.Popen([sys.executable, "-c",
+                             "import sys, harvester.cli as c\n"
+                             "c.cmd_version = lambda a: [print('x' * 100) for _ in range(20000)] and 0\n"
+                             "sys.exit(c.main(['version']))"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=30) == 0
+    assert "Traceback" not in err and "BrokenPipe" not in err

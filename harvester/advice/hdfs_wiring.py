@@ -10,6 +10,7 @@ harvester/app.py stays the one place that starts things; this module only builds
     for path, handler in hdfs.routes.items():
         admin.route(path, handler)
     status["hdfs"] = hdfs.status()        # in /status
+    observers.append(hdfs.telemetry_observer)   # RecordTelemetry, after the tenant-slot fold (if set)
     ...; hdfs.close()                     # on stop, before the servers stop (wakes long-polls)
 
 With `hdfs.enabled: false` (the default) there are no loops, no routes, no service, and
@@ -22,7 +23,7 @@ With `hdfs.enabled: false` (the default) there are no loops, no routes, no servi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ from harvester.advice.hdfs_board import PlacementBoard
 from harvester.advice.hdfs_grpc import SERVICE, hdfs_service
 from harvester.advice.hdfs_http import PATH, placement_table_route
 from harvester.config import Settings
+from harvester.domain import ClusterSnapshot
 from harvester.history.store import HistoryStore
 from harvester.loop.hdfs_placement import HdfsPlacementLoop, NameNodeSource
 from harvester.loop.runner import TickResult
@@ -52,6 +54,8 @@ class HdfsComponents:
     status: Callable[[], dict[str, Any]]
     close: Callable[[], None]
     unimplemented_reason: str = ""
+    # RecordTelemetry observer (register AFTER the tenant-slot fold): busy flags each telemetry tick
+    telemetry_observer: Callable[[ClusterSnapshot], Mapping[str, Any]] | None = None
     board: PlacementBoard | None = field(default=None, repr=False)
 
 
@@ -114,5 +118,6 @@ def build_hdfs(settings: Settings, metrics: Metrics, store: HistoryStore, *,
         },
         status=status,
         close=close,
+        telemetry_observer=lambda snapshot: loop.on_telemetry(snapshot.time),
         board=board,
     )

@@ -55,6 +55,14 @@ class HarvestingMemoryMixin:
                 table[r.app_id] = r
         return len(runs)
 
+    def prune_job_runs(self, before: float) -> int:
+        with self._lock:
+            table = self._harvesting_tables()[2]
+            old = [k for k, r in table.items() if r.finished_at < before]
+            for k in old:
+                del table[k]
+        return len(old)
+
     def job_runs(
         self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None
     ) -> list[JobRun]:

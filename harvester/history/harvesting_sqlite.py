@@ -133,6 +133,10 @@ class HarvestingSqlMixin:
         )])
         return len(runs)
 
+    def prune_job_runs(self, before: float) -> int:
+        with self._lock:
+            return self._db.execute("DELETE FROM job_runs WHERE finished_at < ?", (before,)).rowcount
+
     def job_runs(
         self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None
     ) -> list[JobRun]:

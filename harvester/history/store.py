@@ -64,6 +64,8 @@ class HistoryStore(Protocol):
         self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None
     ) -> list[JobRun]: ...
 
+    def prune_job_runs(self, before: float) -> int: ...  # runs that finished before `before`
+
     # --- live harvesting (schema version 3) -----------------------------------------------
     # Tenant slots accumulate: `add_tenant_slots` ADDS each row's util_sum and polls to the
     # stored row of (tenant, start) (creating it) and keeps the larger node count; reads are

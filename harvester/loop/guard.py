@@ -97,6 +97,7 @@ class GuardTick:
         self._left_out: dict[str, str] = {}
         self._acted_on: float | None = None
         self._seq = 0
+        self._dry_kills: frozenset[tuple[str, ...]] = frozenset()  # dry run: kills decided last tick
 
     @property
     def actuating(self) -> bool:
@@ -171,7 +172,12 @@ class GuardTick:
                                                      stale_after_s=self._strategy.stale_after_s, guard=decision))
         self._metrics.record_harvest(decision.harvested_vcores_by_node(), decision.harvested_vcores_by_class())
         self._metrics.record_capacity_outcomes(decision.outcomes())
-        counted = GuardDecision(now, tuple(sent), ()) if self._actuator is not None else decision
+        if self._actuator is not None:
+            counted = GuardDecision(now, tuple(sent), ())
+        else:  # a dry run decides the same kill every tick while the spike lasts: count it once
+            keyed = [(a, _kill_key(a)) for a in decision.actions]
+            counted = GuardDecision(now, tuple(a for a, k in keyed if k and k not in self._dry_kills), ())
+            self._dry_kills = frozenset(k for _, k in keyed if k)
         self._metrics.record_kills(counted.kills_by_reason())
         return TickResult({
             "acted": True, "nodes": len(decision.nodes), "actions": len(decision.actions), "sent": len(sent),
@@ -189,3 +195,12 @@ class GuardTick:
             kind, target, detail = _describe(a)
             fate = "dry-run" if self._actuator is None else ("sent" if id(a) in sent_ids else "not sent")
             self._log.append(ActionLogEntry(now, a.stimulus_id, kind, target, detail, a.reason, fate))
+
+
+def _kill_key(a: Action) -> tuple[str, ...] | None:
+    """What makes two ticks' kills the same kill (None: not a kill)."""
+    if isinstance(a, KillContainer):
+        return ("signal", a.container_id, "graceful" if a.graceful else "forceful")
+    if isinstance(a, SetNodeCapacity) and a.overcommit_timeout_ms >= 0:
+        return ("rm_overcommit", a.node_id)
+    return None

@@ -6,7 +6,8 @@
    rules as YARN nodes; `decisions.strategy.resolve_tenant`);
 3. runs the reimage heuristic (models/reimage_detection.py) and persists what it saw;
 4. recomputes busy flags from each tenant's current primary CPU (loop/hdfs_inputs.py) with
-   hysteresis (decisions/hdfs_table.busy_flags);
+   hysteresis (decisions/hdfs_table.busy_flags) — also after every telemetry poll when
+   `on_telemetry` is registered as a RecordTelemetry observer (after the tenant-slot fold);
 5. publishes a new table version on the board when something material changed
    (decisions/hdfs_table.next_table), persisting the version and its reasons.
 A poll before any grid exists (first start, empty store) fits one first.
@@ -110,6 +111,21 @@ class HdfsPlacementLoop:
             self._last["poll"] = summary
             return TickResult(summary)
 
+    def on_telemetry(self, now: float) -> dict[str, Any]:
+        """Busy flags again after a telemetry poll (RecordTelemetry observer; no NameNode call):
+        a primary that spikes is reflected within one telemetry interval, not one hdfs poll."""
+        with self._lock:
+            if self._info is None or self._model is None:
+                return {}
+            self._busy = self._busy_now(now)
+            result = self._publish(now)
+            return {"hdfs_table_version": result["table_version"]} if result["published"] else {}
+
+    def _busy_now(self, now: float) -> dict[str, bool]:
+        cpu = tenant_cpu_now(self._store, self._h, now=now, stale_after_s=self._s.cpu_stale_after_s,
+                             step_s=self._s.sample_step_s)
+        return busy_flags(cpu, self._busy, threshold=self._s.busy_cpu_threshold, clear_below=self._s.busy_clear_below)
+
     def _observe(self, info: NameNodeInfo, now: float) -> dict[str, Any]:
         self._info = info
         owners = self._owners(info.live)
@@ -122,12 +138,10 @@ class HdfsPlacementLoop:
         if events:
             self._store.append_hdfs_reimages(events)
             self._metrics.record_hdfs_reimages(len(events))
-        cpu = tenant_cpu_now(self._store, self._h, now=now, stale_after_s=self._s.cpu_stale_after_s,
-                             step_s=self._s.sample_step_s)
-        self._busy = busy_flags(cpu, self._busy, threshold=self._s.busy_cpu_threshold,
-                                clear_below=self._s.busy_clear_below)
+        self._busy = self._busy_now(now)
+        busy = sorted(t for t, b in self._busy.items() if b)
         return {"datanodes": len(info.live), "dead": len(info.dead), "reimages_detected": len(events),
-                "busy_tenants": sorted(t for t, b in self._busy.items() if b)}
+                "busy_tenants": len(busy), "busy_first": busy[:10]}
 
     def _publish(self, now: float) -> dict[str, Any]:
         assert self._info is not None and self._model is not None and self._grid is not None
@@ -144,8 +158,10 @@ class HdfsPlacementLoop:
                 self._metrics.record_hdfs_table(0, 0, 0, 0, 0, "deferred")
             return {"table_version": self._published.version if self._published else None,
                     "published": False, "reasons": list(decision.reasons)}
-        self._board.publish(table)
+        # Persist first: a store failure fails the tick before anyone saw the version, so the
+        # next tick publishes the same number again instead of skipping or repeating one.
         self._store.append_hdfs_table_version(PublishedVersion.of(table, decision.reasons))
+        self._board.publish(table)
         self._published = table
         self._next_version = table.version + 1
         self._metrics.record_hdfs_table(table.version, table.grid_version, len(table.datanodes),

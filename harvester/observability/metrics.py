@@ -84,8 +84,8 @@ class Metrics:
         )
         self.harvest_kills = Counter(
             "harvester_harvest_kills_total",
-            "Kills the guard sent (decided, in a dry run), by reason (signal_graceful, signal_forceful, "
-            "rm_overcommit = cuts below allocation the RM enforces).",
+            "Kills the guard sent (in a dry run: decided, once per kill however many ticks decide it), by reason "
+            "(signal_graceful, signal_forceful, rm_overcommit = cuts below allocation the RM enforces).",
             ["reason"], registry=r,
         )
         self.harvest_capacity_updates = Counter(
@@ -129,7 +129,8 @@ class Metrics:
         )
         self.hdfs_publishes = Counter(
             "harvester_hdfs_table_publishes_total",
-            "Placement table versions published, by kind (structural = at once, soft = busy/free space; deferred = waited).",
+            "Placement table versions published, by kind (structural = at once, soft = busy/free space); "
+            "kind deferred counts polls that held a soft change back (min_version_interval_s).",
             ["kind"], registry=r,
         )
         self.hdfs_reimages = Counter(

@@ -1,4 +1,4 @@
-"""`harvester simulate`, `harvester sweep`, `harvester simulate-fit` (registered by harvester/cli.py).
+"""`harvester simulate`, `sweep`, `evaluate harvesting`, `simulate-fit` (registered by harvester/cli.py).
 
 Exit status: 0 ok, 1 runtime failure (one line), 2 bad scenario or arguments (one line naming
 the key). Progress goes to stderr, only when stderr is a terminal and --quiet is not given.
@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -80,18 +81,36 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _int_list(text: str) -> list[int]:
+def _number_list(kind: type, what: str) -> Any:
+    """An argparse type: comma-separated numbers of `kind`."""
+    def parse(text: str) -> list[Any]:
+        try:
+            return [kind(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}") from None
+    return parse
+
+
+_int_list = _number_list(int, "integers")
+_float_list = _number_list(float, "numbers")
+
+
+def _pooled(args: argparse.Namespace, run: Callable[[Executor, bool], list[dict[str, Any]]]) -> list[dict[str, Any]] | int:
+    """`run(executor, quiet)` on a process pool or Dask (--workers / --dask); an exit code if that fails."""
+    from harvester.sim.sweep import make_executor
+
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+        with make_executor(args.workers, args.dask) as ex:
+            return run(ex, args.quiet or not sys.stderr.isatty())
+    except RuntimeError as exc:
+        return _fail(EXIT_FAILURE, str(exc))
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from harvester.sim.metrics.plots import plot_job_cdf
     from harvester.sim.metrics.report import format_table, write_csv
     from harvester.sim.scenario import parse_scenario
-    from harvester.sim.sweep import SWEEP_COLUMNS, grid, make_executor, run_sweep
+    from harvester.sim.sweep import SWEEP_COLUMNS, grid, run_sweep
 
     try:
         over = _overrides(args)
@@ -115,17 +134,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             parse_scenario(json.loads(json.dumps(dict(c.scenario))), where=c.where, overrides=c.overrides)
     except ScenarioError as exc:
         return _fail(EXIT_CONFIG, f"scenario error: {exc}")
-    try:
-        with make_executor(args.workers, args.dask) as ex:
-            rows = run_sweep(cells, ex, quiet=args.quiet or not sys.stderr.isatty())
-    except RuntimeError as exc:
-        return _fail(EXIT_FAILURE, str(exc))
+    rows = _pooled(args, lambda ex, quiet: run_sweep(cells, ex, quiet=quiet))
+    if isinstance(rows, int):
+        return rows
     param_cols = sorted({k for r in rows for k in r if k.startswith("param:")})
     columns = [*SWEEP_COLUMNS[:3], *param_cols, *SWEEP_COLUMNS[3:]]
     out = args.out or Path("var") / "sim" / "sweep"
     out.mkdir(parents=True, exist_ok=True)
     write_csv(out / "sweep.csv", columns, [[r.get(c) for c in columns] for r in rows])
-    (out / "sweep.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "job_exec_s"} for r in rows],
+    (out / "sweep.json").write_text(json.dumps([{k: v for k, v in r.items() if k not in ("job_exec_s", "job_unfinished_s")} for r in rows],
                                                indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if len(rows) <= 16:
         labels = {f"{r['policy']} s{r['seed']} {' '.join(str(r[c]) for c in param_cols)}".strip(): r["job_exec_s"] for r in rows}
@@ -146,6 +163,49 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return _fail(EXIT_FAILURE, f"fit failed: {exc}")
     print(f"wrote {pat} and {wl}")
     return EXIT_OK
+
+
+def cmd_evaluate_harvesting(args: argparse.Namespace) -> int:
+    from harvester.sim.harvest.evaluate import DEFAULT_LEVELS, DEFAULT_SCENARIO, DEFAULT_SEEDS, POLICIES, load_plan, run_plan
+    from harvester.sim.harvest.report import write_report
+
+    scenario = args.scenario or DEFAULT_SCENARIO
+    try:
+        plan = load_plan(scenario, levels=args.levels or DEFAULT_LEVELS, policies=args.policy or POLICIES,
+                         seeds=args.seeds or DEFAULT_SEEDS, overrides=_overrides(args),
+                         traces_dir=str(Path(args.traces).resolve()) if args.traces else None)
+    except ScenarioError as exc:
+        return _fail(EXIT_CONFIG, f"scenario error: {exc}")
+    rows = _pooled(args, lambda ex, quiet: run_plan(plan, ex, quiet=quiet))
+    if isinstance(rows, int):
+        return rows
+    out = args.out or Path("docs") / "evaluation"
+    try:
+        files = write_report(out, rows, command=_evaluate_command(args), scenario=str(scenario))
+    except OSError as exc:
+        return _fail(EXIT_FAILURE, f"cannot write the report to {out}: {exc}")
+    print((out / "harvesting-results.md").read_text(encoding="utf-8").split("## Every run")[0].rstrip())
+    print("wrote " + ", ".join(str(f) for f in files))
+    return EXIT_OK
+
+
+def _evaluate_command(args: argparse.Namespace) -> str:
+    """The command line that reproduces this evaluation (for the report)."""
+    parts = ["harvester evaluate harvesting"]
+    if args.scenario:
+        parts.append(f"--scenario {args.scenario}")
+    if args.traces:
+        parts.append(f"--traces {args.traces}")
+    parts += [f"--utilization {u}" for u in args.utilization or []] + ([f"--jobs {args.jobs}"] if args.jobs else [])
+    if args.levels:
+        parts.append("--levels " + ",".join(f"{x:g}" for x in args.levels))
+    parts += [f"--policy {p}" for p in args.policy or []]
+    if args.seeds:
+        parts.append("--seeds " + ",".join(str(x) for x in args.seeds))
+    parts += [f"--set {x}" for x in args.set or []]
+    if args.out:
+        parts.append(f"--out {args.out}")
+    return " ".join(parts)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -176,6 +236,18 @@ def register(sub: Any) -> None:
     p.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
     _common(p)
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("evaluate", help="evaluation reports run in the simulator (docs/evaluation)")
+    esub = p.add_subparsers(dest="evaluation", required=True)
+    e = esub.add_parser("harvesting", help="YARN-H (Algorithm 1 + guard) vs stock and primary-aware YARN")
+    e.add_argument("--scenario", type=Path, default=None, help="evaluation scenario (default deploy/scenarios/harvesting-eval.yaml)")
+    e.add_argument("--levels", type=_float_list, default=None, help="primary utilization levels (default 0.2,0.35,0.5,0.8)")
+    e.add_argument("--policy", action="append", help="policy to run (repeatable; default all four)")
+    e.add_argument("--seeds", type=_int_list, default=None, help="comma-separated seeds (default 1,2,3)")
+    e.add_argument("--workers", type=int, default=None, help="local processes (default: cores)")
+    e.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
+    _common(e)
+    e.set_defaults(func=cmd_evaluate_harvesting)
 
     p = sub.add_parser("simulate-fit", help="refit the simulator's generators to the staged traces")
     p.add_argument("--traces", type=Path, required=True, help="the staged traces folder (../shared/traces)")

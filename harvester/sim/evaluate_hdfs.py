@@ -28,7 +28,8 @@ What one *cell* (a utilization level and a seed, plus any sensitivity override) 
    cluster, reimages, utilization and writes.
 
 Racks hold `rack_size` consecutive servers and tenants own consecutive servers, so a tenant
-spans one or a few racks, as a datacenter's environments do. Cells run in parallel on a process
+spans one or a few racks, as a datacenter's environments do (the `topology` sensitivity stripes
+racks across tenants instead). Cells run in parallel on a process
 pool (harvester.sim.sweep.make_executor). The report (evaluate_hdfs_report.py) writes
 docs/evaluation/hdfs_grid.md, its figures and the raw rows (hdfs_grid_results.json).
 """
@@ -67,6 +68,7 @@ class Setup:
     servers: int = 2000
     servers_per_tenant: int = 20
     rack_size: int = 20
+    rack_layout: str = "contiguous"   # contiguous: a rack = consecutive servers; striped: server i on rack i mod racks
     blocks_per_server: int = 100
     fill_at_r3: float = 0.6
     replications: tuple[int, ...] = (2, 3, 4)
@@ -144,7 +146,9 @@ def run_cell(cell: Cell, rows: TraceRows) -> list[dict[str, Any]]:
     month_util = tenant_matrix(load, 0, load.steps)
     n, tenants = load.servers, len(load.tenants)
     free = BLOCK_BYTES * 3 * s.blocks / (s.fill_at_r3 * n)
-    cluster = SimCluster(load.tenant_of.astype(np.int64), np.arange(n) // s.rack_size, np.arange(tenants),
+    n_racks = max(1, n // s.rack_size)
+    racks = np.arange(n) // s.rack_size if s.rack_layout == "contiguous" else np.arange(n) % n_racks
+    cluster = SimCluster(load.tenant_of.astype(np.int64), racks, np.arange(tenants),
                          (free * rng.uniform(0.5, 1.5, n)).astype(np.int64))
     params = ReimageParams(**{k: tuple(v) if isinstance(v, list) else v for k, v in s.reimage.items()})
     log = generate_reimages(load.tenant_of, 2 * MONTH_S, rng, params)
@@ -209,6 +213,9 @@ def cells(setup: Setup, *, levels: Sequence[float], seeds: Sequence[int], sensit
          dataclasses.replace(small, reimage={**small.reimage, "group_fraction": [0.2, 0.5]})),
         ("correlation", "repurposing 10x more often",
          dataclasses.replace(small, reimage={**small.reimage, "repurpose_per_month": 1 / 6})),
+        ("history", "tenant rates drift month to month (sigma 1.0)",
+         dataclasses.replace(small, reimage={**small.reimage, "monthly_sigma": 1.0})),
+        ("topology", "racks striped across tenants", dataclasses.replace(small, rack_layout="striped")),
         ("fill", f"R=3 fills {0.95:.0%}", dataclasses.replace(small, fill_at_r3=0.95)),
         ("size", f"{setup.servers // 2} servers", dataclasses.replace(small, servers=setup.servers // 2)),
         ("size", f"{setup.servers * 2} servers", dataclasses.replace(small, servers=setup.servers * 2)),
@@ -244,6 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, write_report) -> int:
+    if args.from_results is not None:
+        return rerender(args.from_results, args.out, write_report)
     if not (args.traces / SOURCES["bitbrains"]).is_file():
         print(f"harvester: no Bitbrains trace under {args.traces} (expected {SOURCES['bitbrains']})", file=sys.stderr)
         return 2
@@ -264,6 +273,23 @@ def run(args: argparse.Namespace, write_report) -> int:
     written = write_report(results, setup, args.out, provenance=provenance, command=command,
                            wall_s=time.perf_counter() - t0, workers=args.workers)
     for p in written:
+        print(p)
+    return 0
+
+
+def rerender(results: Path, out: Path, write_report) -> int:
+    """Write the page again from saved rows (after a change to the report's text, not to the model)."""
+    import json
+
+    try:
+        doc = json.loads(results.read_text())
+        setup = Setup(**{k: tuple(v) if k == "replications" else v for k, v in doc["setup"].items()})
+        rows = doc["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"harvester: --from-results {results}: not a results file ({exc})", file=sys.stderr)
+        return 2
+    for p in write_report(rows, setup, out, provenance=doc["provenance"], command=doc["command"],
+                          wall_s=doc["wall_s"], workers=doc.get("workers")):
         print(p)
     return 0
 

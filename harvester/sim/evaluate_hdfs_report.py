@@ -130,6 +130,9 @@ def _figures(rows: Sequence[Row], sens: Sequence[Row], base_level: Sequence[Row]
                 b.set_hatch("//")
                 b.set_alpha(0.35)
     ax.set_yscale("log")
+    written_blocks = max(_sum(select(rows, policy=p, replication=r), "blocks_written") for p in POLICIES
+                         for r in setup.replications)
+    ax.set_ylim(bottom=3e6 / max(written_blocks, 1) / 3)
     ax.set_xticks(range(len(setup.replications)), [f"R={r}" for r in setup.replications])
     ax.set_ylabel("blocks lost per million written")
     ax.set_title("Blocks lost in one month (all levels and seeds; hatched = none lost, bar = 95 % bound)")
@@ -144,10 +147,10 @@ def _figures(rows: Sequence[Row], sens: Sequence[Row], base_level: Sequence[Row]
     for p in POLICIES:
         ys = [float(np.mean([r["unavailable_fraction"] for r in select(rows, policy=p, replication=3, level=lv)]))
               for lv in levels]
-        ax.plot([lv * 100 for lv in levels], [max(y, 1e-7) for y in ys], marker="o", color=COLORS[p], label=NAMES[p])
+        ax.plot([lv * 100 for lv in levels], [max(y, 1e-9) for y in ys], marker="o", color=COLORS[p], label=NAMES[p])
     ax.set_yscale("log")
     ax.set_xlabel("mean primary CPU utilization (%)")
-    ax.set_ylabel("share of block-time unavailable (floor 1e-7 = none)")
+    ax.set_ylabel("share of block-time unavailable (1e-9 = none)")
     ax.set_title("Unavailability at R=3: all live replicas on busy primaries")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -193,7 +196,7 @@ def write_report(results: Sequence[Row], setup: Setup, out: Path, *, provenance:
     figures = _figures(main, sens, base_level, setup, levels, out / "img")
     raw = out / "hdfs_grid_results.json"
     raw.write_text(json.dumps({"setup": asdict(setup), "provenance": provenance, "command": command,
-                               "wall_s": round(wall_s, 1), "rows": list(results)}, indent=1) + "\n")
+                               "wall_s": round(wall_s, 1), "workers": workers, "rows": list(results)}, indent=1) + "\n")
     losses_md, totals = losses_table(main, setup.replications)
     avail_md, avail = availability_table(main, levels, 3)
     page = render(main=main, sens=sens, setup=setup, levels=levels, totals=totals, avail=avail,

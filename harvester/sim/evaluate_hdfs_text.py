@@ -32,49 +32,129 @@ def _paper_table(main: Sequence[Row], setup: Setup, levels: Sequence[float], ava
     g3, w3 = _lost(main, policy="grid", replication=3)
     s3, _ = _lost(main, policy="stock", replication=3)
     g4, w4 = _lost(main, policy="grid", replication=4)
-    quiet = [lv for lv in levels if avail.get((lv, "grid"), 1.0) == 0.0]
-    worst = max(levels, key=lambda lv: avail.get((lv, "grid"), 0.0))
-    grid_avail = (f"none at {', '.join(f'{lv:.0%}' for lv in quiet)}; " if quiet else "") + \
-        f"{avail.get((worst, 'grid'), 0.0):.1e} of block-time at {worst:.0%}"
+    grid_avail = ", ".join(f"{avail.get((lv, 'grid'), 0.0):.1e} at {lv:.0%}" for lv in levels)
     stock_avail = ", ".join(f"{avail.get((lv, 'stock'), 0.0):.1e} at {lv:.0%}" for lv in levels)
     return "\n".join([
         "| claim (OSDI'16 §1/§6) | paper | ours (all levels and seeds pooled) |",
         "|---|---|---|",
         f"| blocks lost, stock HDFS ÷ HDFS-H, R=3 | > 100x | {ratio(s3, g3)} of {w3:,} blocks each |",
         f"| blocks lost by HDFS-H, R=4 | 0 | {g4} of {w4:,} |",
-        f"| unavailability under HDFS-H | none for most utilization levels | {grid_avail} (stock HDFS: {stock_avail}) |",
+        f"| unavailability under HDFS-H (share of block-time, R=3) | none for most utilization levels | "
+        f"{grid_avail} (stock HDFS: {stock_avail}) |",
     ])
 
 
 def _durability_findings(main: Sequence[Row], setup: Setup) -> str:
-    lines = []
-    for r in setup.replications:
-        lines.append(f"- R={r}: blocks lost — {_triple(main, r)}.")
+    lines = [f"- R={r}: blocks lost — {_triple(main, r)}." for r in setup.replications]
     s3, w3 = _lost(main, policy="stock", replication=3)
     g3, _ = _lost(main, policy="grid", replication=3)
-    lines.append(
-        f"- Counting limits the ratio: with {w3:,} blocks per policy at R=3, a 100x difference can only show if "
-        f"stock HDFS loses at least 100 blocks; it lost {s3}. {'The grid lost none, so the ratio is a lower bound.' if g3 == 0 else ''}"
-    )
+    bound = " The grid lost none, so the ratio is a lower bound." if g3 == 0 else ""
+    lines.append(f"- Counting limits the ratio: with {w3:,} blocks per policy at R=3, a 100x difference can only "
+                 f"show if stock HDFS loses at least 100 blocks; it lost {s3}.{bound}")
+    per_cell = [r["blocks_lost"] for r in select(main, policy="stock", replication=3)]
+    if s3:
+        lines.append(f"- Losses are rare, correlated events: the worst of the {len(per_cell)} cells holds "
+                     f"{max(per_cell)} of stock HDFS's {s3} losses at R=3 (per cell: {', '.join(map(str, per_cell))}). "
+                     "Levels differ in their seeds' reimages, not only in load: stock HDFS ignores load, so its "
+                     "spread across levels is sampling noise.")
     destroyed = {p: int(np.sum([r["replicas_destroyed"] for r in select(main, policy=p, replication=3)])) for p in POLICIES}
-    lines.append("- Replicas destroyed by reimages at R=3 (the exposure each policy chose): "
-                 + ", ".join(f"{NAMES[p]} {destroyed[p]:,}" for p in POLICIES)
-                 + ". The grid puts a third of the replicas in the frequently reimaged row by design (equal storage "
-                   "per cell); greedy avoids that row while its good tenants have space.")
+    lines.append("- Replicas destroyed by reimages at R=3 (the exposure each policy chose, each destroyed replica "
+                 "costs a re-replication): " + ", ".join(f"{NAMES[p]} {destroyed[p]:,}" for p in POLICIES) + ".")
+    if _lost(main, policy="greedy")[0] == 0:
+        lines.append(
+            "- Greedy best-first lost no block in any cell, at any R: it keeps every replica on the tenants that "
+            "reimaged least in month 0, and the generator keeps tenants' ranks stable from month to month (as "
+            "Fig. 6 reports), so those tenants rarely reimage in month 1 either; its replicas are destroyed "
+            f"{destroyed['grid'] / max(destroyed['greedy'], 1):.1f}x less often than the grid's, which by design "
+            "puts a third of the storage in the most-reimaged row. Greedy pays in availability (next section).")
     return "\n".join(lines)
+
+
+def _availability_findings(levels: Sequence[float], avail: dict) -> str:
+    def times(a: float, b: float) -> str:
+        return "∞" if b == 0 and a > 0 else ("—" if b == 0 else f"{a / b:.3g}x")
+
+    per_level = "; ".join(
+        f"at {lv:.0%} stock HDFS {times(avail[(lv, 'stock')], avail[(lv, 'grid')])} and greedy "
+        f"{times(avail[(lv, 'greedy')], avail[(lv, 'grid')])} the grid's unavailable block-time" for lv in levels)
+    return ("Busy primaries make replicas unreadable, not lost. Stock HDFS ignores primaries, and its second and "
+            "third replicas share a rack (usually a tenant), so they turn busy together. Greedy ranks tenants by "
+            "reimage rate first and peak CPU only second, so the few tenants it fills are busy whenever their load "
+            "peaks. The grid puts each replica in another peak-CPU column and steers new replicas away from busy "
+            f"servers: {per_level}.")
 
 
 def _sensitivity_findings(sens: Sequence[Row], base: Sequence[Row]) -> str:
     if not sens:
         return ""
     out = []
-    for study in dict.fromkeys(r["study"] for r in sens):
-        values = list(dict.fromkeys(r["value"] for r in sens if r["study"] == study))
-        parts = []
-        for v in values:
-            sel = select(sens, study=study, value=v)
-            parts.append(f"{v}: R=3 {_triple(sel, 3)}; R=2 {_triple(sel, 2)}")
-        out.append(f"- **{study}** (base at the same level: R=3 {_triple(base, 3)}; R=2 {_triple(base, 2)}) — " + "; ".join(parts) + ".")
+
+    def per_million(rows: Sequence[Row], policy: str, replication: int) -> str:
+        lost, written = _lost(rows, policy=policy, replication=replication)
+        return f"{lost * 1e6 / written:.3g}" if written else "—"
+
+    striped = select(sens, study="topology")
+    if striped:
+        a, _ = _lost(striped, policy="stock", replication=3)
+        b, _ = _lost(base, policy="stock", replication=3)
+        a2, _ = _lost(striped, policy="stock", replication=2)
+        b2, _ = _lost(base, policy="stock", replication=2)
+        text = (f"- Reading the topology row: with racks striped across tenants stock HDFS lost {a} (R=3) and {a2} "
+                f"(R=2) blocks instead of {b} and {b2} with racks that follow tenants.")
+        if a < b:
+            text += (" At R=3 much of its loss comes from the rack rule: the second and third replicas share a remote "
+                     "rack, hence usually a tenant, which one repurposing or wave wipes at once.")
+        if a2 > b2:
+            text += (" At R=2 striping raises its losses: the writer's own tenant then has servers on every rack, so "
+                     "the second replica more often lands in the writer's tenant.")
+        out.append(text)
+    delay = select(sens, study="delay")
+    if delay:
+        worst = list(dict.fromkeys(r["value"] for r in delay))[-1]
+        g, _ = _lost(select(delay, value=worst), policy="grid", replication=3)
+        st, _ = _lost(select(delay, value=worst), policy="stock", replication=3)
+        out.append(f"- Reading the delay row: every policy's losses grow with the time a lost replica waits to be "
+                   f"re-created; at {worst} the grid lost {g} and stock HDFS {st} blocks at R=3. The default 15 min is "
+                   "the NameNode's dead-node timeout plus a few minutes; recovering a large correlated reimage takes "
+                   "longer, so the longer delays are the realistic side for big events.")
+    drift = select(sens, study="history")
+    if drift:
+        gr, _ = _lost(drift, policy="greedy")
+        g2, _ = _lost(drift, policy="grid", replication=2)
+        st2, _ = _lost(drift, policy="stock", replication=2)
+        text = (f"- Reading the history row: with tenants' reimage rates drifting from month to month (lognormal "
+                f"sigma 1.0 instead of the generator's 0.05) the grid lost {g2} and stock HDFS {st2} blocks at R=2, "
+                f"greedy {gr} at R=2 and 3 together.")
+        if gr == 0:
+            text += (" Greedy, which relies on month 0 ranking month 1 correctly, still lost none: a factor-of-three "
+                     "drift does not lift the quietest third of tenants (<= 0.08 reimages per server-month) anywhere "
+                     "near the busiest (up to 5).")
+        out.append(text)
+    repurpose = [v for v in dict.fromkeys(r["value"] for r in sens if r["study"] == "correlation") if "repurpos" in v]
+    if repurpose:
+        sel = select(sens, study="correlation", value=repurpose[0])
+        out.append(f"- Reading the correlation rows: {repurpose[0]} raises stock HDFS's R=3 losses to "
+                   f"{_lost(sel, policy='stock', replication=3)[0]} (base {_lost(base, policy='stock', replication=3)[0]}) "
+                   f"and leaves the grid at {_lost(sel, policy='grid', replication=3)[0]}: whole-tenant wipes are what "
+                   "kills a block whose replicas share a tenant.")
+    sizes = [v for v in dict.fromkeys(r["value"] for r in sens if r["study"] in ("size", "blocks"))]
+    if sizes:
+        rates = [f"{v}: {per_million(select(sens, value=v), 'stock', 3)}" for v in sizes]
+        out.append(f"- Reading the size and blocks rows: stock HDFS's R=3 losses per million blocks written — base "
+                   f"{per_million(base, 'stock', 3)}; " + "; ".join(rates) + ". The rate does not vanish with "
+                   "scale, so the counts grow with the data stored. The grid lost "
+                   f"{sum(_lost(select(sens, value=v), policy='grid', replication=3)[0] for v in sizes)} blocks at R=3 "
+                   "in these runs.")
+    if sum(_lost(select(sens, study=st), policy="greedy")[0] for st in {r["study"] for r in sens}) == 0:
+        out.append(
+            "- Greedy best-first lost no block in any sensitivity run either (longer delays, bigger waves, more "
+            "repurposing, drifting rates, 95 % fill). In this model reimages are correlated within a tenant only, "
+            "and greedy keeps a block's replicas on distinct tenants that rarely reimage, so a loss needs several "
+            "quiet tenants wiped within one re-replication window. The paper's critique of greedy (§4.2: once the "
+            "good tenants fill up, replicas spill onto risky ones) needs space pressure that outlasts reimages — "
+            "reimages free space here, and writes arrive over the whole month — or reimages correlated across "
+            "tenants; our generator has neither, so these runs neither confirm nor refute it. What they do show "
+            "against greedy is availability (above) and, not modelled, every write landing on a few tenants.")
     return "\n".join(out)
 
 
@@ -151,10 +231,7 @@ def render(*, main: Sequence[Row], sens: Sequence[Row], setup: Setup, levels: Se
         "",
         f"![unavailability]({fig.get('hdfs_grid_unavailability.png', '')})",
         "",
-        "Busy primaries make replicas unreadable, not lost. Stock HDFS ignores primaries, so a block is unavailable "
-        "whenever its (rack-correlated, often same-tenant) replicas' tenants are busy together; the grid spreads "
-        "replicas over peak-CPU bands and steers away from currently busy servers; greedy puts everything on the "
-        "lowest-peak tenants while they have space.",
+        _availability_findings(levels, avail),
         "",
     ]
     if sens:
@@ -191,6 +268,10 @@ def render(*, main: Sequence[Row], sens: Sequence[Row], setup: Setup, levels: Se
         "```sh",
         f"{command}",
         "```",
+        "",
+        "(`harvester hdfs evaluate` is `python -m harvester.sim.evaluate_hdfs` with the same arguments; add "
+        "`--from-results docs/evaluation/hdfs_grid_results.json` to rewrite this page from the saved rows "
+        "without simulating again.)",
         "",
         f"Wall time of this run: {wall_s / 60:.1f} min on a process pool of "
         f"{workers or 'one process per core'}{' processes' if workers else ''}. Raw rows: "

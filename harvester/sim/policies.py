@@ -22,6 +22,11 @@ history-based policy implements, e.g. OSDI'16 Algorithm 1 class selection):
   on the view object.
 - `job_finished` is told every finished job (its run time, kills): a policy's own history,
   e.g. "the job's last run" of Algorithm 1, line 3.
+- Optional `wake_at(now) -> float | None`: passes run only when work or capacity changed; a
+  policy whose answer changes with time alone (a job told to ask again later) returns when it
+  wants the next pass, and the substrate schedules one at the first heartbeat from then.
+- Optional `report() -> dict`: JSON-friendly facts about its own run (e.g. how often Algorithm 1
+  found no class); sweeps and evaluations keep it in the run's row as `policy_report`.
 
 A policy is built by a factory `factory(params: Mapping, context: SimContext) -> policy`;
 scenario files name a built-in (`stock-yarn`, `primary-aware`) or `package.module:factory`.

@@ -103,6 +103,7 @@ class WorkloadSpec(_Spec):
     time_scale: float = Field(1.0, gt=0, description="Multiply trace submit times (< 1 compresses arrivals).")
     duration_scale: float = Field(1.0, gt=0, description="Multiply every task duration.")
     target_utilization: float | None = Field(None, gt=0, le=2, description="Scale durations so batch demand = this x harvestable cores.")
+    target_basis: Literal["harvestable", "cluster"] = Field("harvestable", description="What target_utilization is a share of: the cores the primary leaves free (harvestable) or all cores (cluster: the same jobs at every primary level).")
     task_cpu_fraction: float = Field(1.0, gt=0, le=1, description="Share of its vcores a running task burns.")
 
     @model_validator(mode="after")

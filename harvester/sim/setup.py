@@ -106,10 +106,12 @@ def build_workload(sc: Scenario, load: PrimaryLoad, rng: np.random.Generator, tr
         jobs = scale_durations(jobs, w.duration_scale)
     if w.target_utilization is not None and jobs:
         cpu = cores_per_vcore * w.task_cpu_fraction
-        harvestable = sc.cluster.servers * sc.cluster.cores * (1.0 - load.mean_utilization()) * sc.duration_s
-        factor = w.target_utilization * harvestable / total_core_seconds(jobs, cpu)
+        share = 1.0 if w.target_basis == "cluster" else 1.0 - load.mean_utilization()
+        basis = sc.cluster.servers * sc.cluster.cores * share * sc.duration_s
+        factor = w.target_utilization * basis / total_core_seconds(jobs, cpu)
         jobs = scale_durations(jobs, factor)
-        sources["workload"] += f"; durations x{factor:.3g} for {w.target_utilization:.0%} of harvestable cores"
+        what = "all" if w.target_basis == "cluster" else "harvestable"
+        sources["workload"] += f"; durations x{factor:.3g} for {w.target_utilization:.0%} of {what} cores"
     return jobs
 
 

@@ -148,16 +148,21 @@ class Substrate:
             job.queued = True
             heapq.heappush(self._queue, (job.seq, job))
 
-    def _want_schedule(self, now: float) -> None:
-        if self._sched_at is not None or not self._queue:
+    def _want_schedule(self, now: float, at: float | None = None) -> None:
+        """A scheduling pass at the first heartbeat at or after `at` (default: now)."""
+        if not self._queue:
             return
-        t = math.ceil(now / self.interval - 1e-9) * self.interval
-        self._sched_at = max(t, now)
-        self.engine.push(self._sched_at, Ev.SCHEDULE)
+        t = max(math.ceil((now if at is None else at) / self.interval - 1e-9) * self.interval, now)
+        if self._sched_at is not None and self._sched_at <= t:
+            return
+        self._sched_at = t
+        self.engine.push(t, Ev.SCHEDULE)
 
     # --- scheduling ----------------------------------------------------------------------
 
     def _on_schedule(self, now: float, _: object) -> None:
+        if self._sched_at is not None and now < self._sched_at:
+            return  # a later wake-up that an earlier pass superseded
         self._sched_at = None
         if not self._queue:
             return
@@ -191,6 +196,11 @@ class Substrate:
                 self._enqueue(job)
         if placed:
             self._account(np.unique(np.concatenate(placed)), now)
+        wake = getattr(self.policy, "wake_at", None)  # optional: a policy whose answers change with time alone
+        if wake is not None and self._queue:
+            at = wake(now)
+            if at is not None and at > now:
+                self._want_schedule(now, at)
 
     def _launch(self, job: JobRun, st: StageRun, nodes: np.ndarray, now: float) -> None:
         """Start containers for `st` on `nodes` after checking the policy's choice fits."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import multiprocessing
 import sys
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -65,11 +66,17 @@ def run_cell(cell: Cell) -> dict[str, Any]:
 
     sc = parse_scenario(copy.deepcopy(dict(cell.scenario)), where=cell.where, overrides=cell.overrides)
     sc = sc.model_copy(update={"outputs": sc.outputs.model_copy(update={"plots": False, "csv": False})})
-    result = Simulation(sc, traces_dir=cell.traces_dir, base_dir=cell.base_dir).run()
+    sim = Simulation(sc, traces_dir=cell.traces_dir, base_dir=cell.base_dir)
+    result = sim.run()
     row = summarize(result)
+    explain = getattr(sim.policy, "report", None)  # optional: what a policy says about its own run
+    if explain is not None:
+        row["policy_report"] = explain()
     row.update({f"param:{k}": v for k, v in cell.labels.items() if k not in ("policy.name", "seed")})
     row["cell"] = cell.index
     row["job_exec_s"] = [j.exec_s for j in result.stats.jobs]
+    end = sc.duration_s + sc.drain_s  # unfinished jobs: time from submission to the end of the run (a lower bound)
+    row["job_unfinished_s"] = [end - j.submit_s for j in result.unfinished]
     return row
 
 
@@ -87,7 +94,9 @@ def make_executor(workers: int | None = None, dask_address: str | None = None) -
         finally:
             client.close()
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        # forkserver, not fork: a worker forked from a parent that already ran k-means or BLAS
+        # inherits their thread pools' locks and hangs in its first fit (libgomp is not fork-safe)
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
             yield pool
 
 

@@ -84,6 +84,8 @@ def test_job_runs_upsert_by_app_and_read_by_finish_window(store: HistoryStore) -
     assert store.job_runs(since=0, job_names=[]) == []
     store.append_job_runs([JobRun("etl", "app_1", 0, 120, 9)])
     assert [(r.app_id, r.finished_at) for r in store.job_runs(since=0, job_names=["etl"])] == [("app_1", 120), ("app_2", 300)]
+    assert store.prune_job_runs(before=200) == 1  # finished before the cut: gone; the rest stays
+    assert [r.app_id for r in store.job_runs(since=0)] == ["app_2", "app_3"]
 
 
 def test_harvesting_tables_do_not_change_node_sample_pruning(store: HistoryStore) -> None:

@@ -181,3 +181,20 @@ def test_a_dry_run_decides_and_sends_nothing() -> None:
     assert {e.fate for e in rig.guard.status().recent} == {"dry-run"}
     assert rig.metric("harvester_harvest_node_vcores", node=N) == 6
     assert rig.metric("harvester_harvest_decision_duration_seconds_count", decision="guard") == 1
+
+
+def test_a_dry_run_counts_a_kill_once_while_the_spike_lasts() -> None:
+    rig = Rig(actuate=False)
+    counts = []
+    for _ in range(3):  # the same spike, seen anew each tick: the same kills are decided again
+        rig.observe(_busy(node_cpu=6.0), CONTAINERS)
+        assert rig.tick()["actions"] > 0
+        counts.append(rig.metric("harvester_harvest_kills_total", reason="signal_graceful"))
+        rig.clock.advance(5)
+    assert counts[0] and counts[0] > 0 and counts == [counts[0]] * 3
+    rig.observe(_busy(node_cpu=0.0), CONTAINERS)  # the spike ends, then comes back: a new kill
+    rig.tick()
+    rig.clock.advance(5)
+    rig.observe(_busy(node_cpu=6.0), CONTAINERS)
+    rig.tick()
+    assert rig.metric("harvester_harvest_kills_total", reason="signal_graceful") == 2 * counts[0]

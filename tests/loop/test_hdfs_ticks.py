@@ -173,3 +173,16 @@ def test_a_namenode_failure_fails_the_tick_and_keeps_the_table(rig) -> None:
     clock.advance(30)
     assert poll.run_once() is None and "cannot connect" in poll.status()["last_error"]
     assert board.current().version == 1
+
+
+def test_the_telemetry_observer_refreshes_busy_flags_without_asking_the_namenode(rig) -> None:
+    clock, store, nn, board, _, loop, poll, _, _ = rig
+    assert loop.on_telemetry(clock.now()) == {}, "nothing before the first poll"
+    poll.run_once()
+    calls = nn.calls
+    clock.advance(90)
+    slots(store, "db", 0.99, clock.now(), 1)
+    assert loop.on_telemetry(clock.now()) == {"hdfs_table_version": 2}
+    assert nn.calls == calls
+    assert {e.tenant for e in board.current().table.datanodes if e.busy} == {"db"}
+    assert loop.on_telemetry(clock.now() + 1) == {}, "nothing new: no version"

@@ -16,11 +16,13 @@ Every control period, like the live refit and guard ticks (harvester/loop/refit.
    `KillContainer` → the substrate) and returns failures on the next tick. What is returned is
    recorded as sent (`record_sent`, last push per node); a failure arriving next tick undoes it.
 
-Period: the primary's CPU changes only at each 2-minute sample in the simulator, so a guard
-that runs every 5 s (the live default) would decide the same thing 24 times per sample. The
-evaluation scenarios run it once per sample, `controller.offset_s` (5 s) after it — the same
-reaction delay the simulator gives the baselines' kills (OSDI'16 §2: "within a few seconds at
-most") — which costs 1/24 of the polls for the same decisions.
+Period: the primary's CPU changes only at each 2-minute sample in the simulator, but the guard
+has work between samples too: a cut that did not need kills stops at the node's allocation
+("never below what is already allocated unless killing"), so the capacity reaches its target
+only as containers end, and increases wait `harvesting.guard.min_interval_s`. The evaluation
+scenario runs it every 10 s, first 6 s after the first sample (the simulator's 5 s reaction
+delay for the baselines' kills plus one heartbeat): 12 ticks per sample instead of the live
+default's 24, with the same reaction to a spike.
 """
 
 from __future__ import annotations
