@@ -22,6 +22,7 @@ from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, 
 
 from harvester.config_harvesting import HarvestingSettings
 from harvester.config_hdfs import HdfsSettings
+from harvester.textfile import read_text
 
 
 class ConfigError(Exception):
@@ -225,12 +226,7 @@ def load_settings(path: str | Path | None, *, environ: Mapping[str, str] | None 
     if path is None:
         return parse_settings({}, where="embedded default", environ=environ)
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: not UTF-8 text") from None
+    text = read_text(p, ConfigError)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harvester.sim.tenants import DEFAULT_MIX, PATTERNS
+from harvester.textfile import read_text
 
 
 class ScenarioError(Exception):
@@ -205,12 +206,9 @@ def parse_scenario(data: Any, *, where: str = "scenario", overrides: Mapping[str
 
 def read_yaml(path: str | Path) -> Any:
     p = Path(path)
+    text = read_text(p, ScenarioError)
     try:
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{p}: not UTF-8 text") from None
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""

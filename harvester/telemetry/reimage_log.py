@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harvester.models.reimage_detection import SOURCE_LOG, ReimageEvent
+from harvester.textfile import read_text
 
 
 class ReimageLogError(Exception):
@@ -49,12 +50,7 @@ def parse_timestamp(text: str) -> float:
 def load_reimage_log(path: str | Path) -> list[ReimageEvent]:
     """Every row of the log as a `ReimageEvent` (source "log"), in file order."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ReimageLogError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise ReimageLogError(f"{p}: not UTF-8 text") from None
+    text = read_text(p, ReimageLogError)
     rows = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip() and not line.lstrip().startswith("#")]
     if not rows:
         return []
