@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from harvester.clock import SimClock  # noqa: E402
 from harvester.domain import Resources  # noqa: E402
-from harvester.sim.emulator import Emulator, EmulatorConfig, EmulatorServer, Workload  # noqa: E402
+from harvester.emulator import Emulator, EmulatorConfig, EmulatorServer, Workload  # noqa: E402
 
 TARGET_S = 1.0
 

@@ -50,8 +50,8 @@ from harvester.loop.retention import PruneHistory
 from harvester.loop.runner import ControlLoop
 from harvester.models.tenant_slots import slot_start
 from harvester.observability.metrics import CONTENT_TYPE, Metrics
-from harvester.sim.emulator import demo
-from harvester.sim.emulator.server import EmulatorServer
+from harvester.emulator import demo
+from harvester.emulator.server import EmulatorServer
 from harvester.telemetry.rm import RMTelemetrySource
 from harvester.telemetry.rm_jobs import RMJobRuns
 from harvester.telemetry.source import TelemetrySource

@@ -15,7 +15,7 @@ import requests
 
 from harvester.clock import SimClock
 from harvester.domain import Resources
-from harvester.sim.emulator import Emulator, EmulatorConfig, EmulatorServer, QueueConfig, Workload
+from harvester.emulator import Emulator, EmulatorConfig, EmulatorServer, QueueConfig, Workload
 from shape import Answer
 
 N1, N2 = "localhost:45454", "localhost:45455"

@@ -14,7 +14,7 @@ from diff_sequence import SEQUENCE, run
 from emu_world import World, load_capture
 from shape import Answer, compare_answers
 
-from harvester.sim.emulator.render_common import ms
+from harvester.emulator.render_common import ms
 
 TS = 1795420810582
 

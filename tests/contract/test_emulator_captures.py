@@ -29,7 +29,7 @@ from emu_world import N1, Capture, World, load_capture, recorded_answer
 from shape import Answer, compare_answers
 
 from harvester.domain import Resources
-from harvester.sim.emulator import QueueConfig
+from harvester.emulator import QueueConfig
 
 TS = 1795420810582     # the recorded cluster
 RUN2_TS = 1795421445306

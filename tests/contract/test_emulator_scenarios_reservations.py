@@ -19,7 +19,7 @@ from emu_world import World
 from test_emulator_scenarios import CLUSTER, UNSUPPORTED_SCENARIOS, _burn_ids, _other_scenarios_apps, _writes
 
 from harvester.domain import Resources
-from harvester.sim.emulator import QueueConfig
+from harvester.emulator import QueueConfig
 
 SCENARIOS = ("reservation-early-submit", "reservation-lifecycle")
 

@@ -22,7 +22,7 @@ from shape import Answer, compare_answers  # noqa: E402
 
 from harvester.clock import RealClock  # noqa: E402
 from harvester.domain import Resources  # noqa: E402
-from harvester.sim.emulator import Emulator, EmulatorConfig, EmulatorServer  # noqa: E402
+from harvester.emulator import Emulator, EmulatorConfig, EmulatorServer  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

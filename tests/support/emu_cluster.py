@@ -15,7 +15,7 @@ from rm_client import RMClient, RMClientConfig
 
 from harvester.clock import SimClock
 from harvester.domain import Resources
-from harvester.sim.emulator import Emulator, EmulatorConfig, EmulatorServer, Workload
+from harvester.emulator import Emulator, EmulatorConfig, EmulatorServer, Workload
 
 T0 = 1_795_430_000.0
 N1, N2 = "localhost:45454", "localhost:45455"
