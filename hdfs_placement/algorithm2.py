@@ -35,13 +35,15 @@ bytes, so a relaxed replica still keeps as much diversity as the cluster allows.
 reports what it relaxed. If no hard-eligible node is left the answer has fewer targets, never
 a bad one.
 
-Randomness comes only from the caller: a ``numpy.random.Generator`` or an int seed per call.
+Randomness comes only from the caller: a ``numpy.random.Generator``, an int seed per call, or
+any callable returning uniform [0, 1) draws (``splitmix.SplitMix64``: the stream the Java
+plug-in replays for the cross-language test vectors).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 import numpy as np
 
@@ -55,21 +57,25 @@ from hdfs_placement.types import (
     ChooseTargetsResult,
 )
 
-Rng = np.random.Generator | int
+Rng = np.random.Generator | int | Callable[[], float]
 
 _FAST_ATTEMPTS = 8  # random picks at full constraints before the exhaustive fallback scan
 
 
 class _Uniforms:
-    """Uniform [0, 1) draws from the caller's Generator, fetched in small batches (speed)."""
+    """Uniform [0, 1) draws from the caller's Generator, fetched in small batches (speed), or
+    one at a time, in order, from a callable stream (a replayable one such as SplitMix64)."""
 
-    __slots__ = ("_gen", "_buf")
+    __slots__ = ("_gen", "_buf", "_draw")
 
     def __init__(self, rng: Rng) -> None:
-        self._gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self._draw = rng if callable(rng) else None
+        self._gen = None if callable(rng) else rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self._buf: list[float] = []
 
     def __call__(self) -> float:
+        if self._draw is not None:
+            return self._draw()
         if not self._buf:
             self._buf = self._gen.random(16).tolist()
         return self._buf.pop()
