@@ -11,12 +11,14 @@ GEN    := harvester/v1/.generated
 PYTEST_ARGS ?=
 ARGS ?=
 
-.PHONY: run test proto bench clean help
+.PHONY: run test proto bench clean help shim shim-test
 
 help:
 	@echo "make run   - bootstrap, then serve the embedded default (Ctrl-C stops)"
 	@echo "make test  - bootstrap, then run the whole test suite"
 	@echo "make bench - run every benchmark in bench/ (writes bench/results/*.json)"
+	@echo "make shim  - build the Java plug-ins: deploy/shim/target/harvester-shim.jar (docs/shim.md)"
+	@echo "make shim-test - the Java plug-ins' unit tests with the cross-language vectors (also run by make test)"
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python >= 3.11 is required")'
@@ -43,5 +45,14 @@ test: $(GEN)
 bench: $(GEN)
 	@for b in bench/[a-z]*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
+# The Java shim (deploy/shim/Makefile: javac/jar; HADOOP_HOME=... builds against a real install).
+shim:
+	$(MAKE) -C deploy/shim jar
+
+shim-test: $(GEN)
+	$(BIN)/python deploy/shim/make_vectors.py deploy/shim/target/vectors.json
+	$(MAKE) -C deploy/shim test VECTORS=$(CURDIR)/deploy/shim/target/vectors.json
+
 clean:
+	$(MAKE) -C deploy/shim clean
 	rm -rf $(VENV) harvester/v1/*_pb2*.py harvester/v1/*_pb2*.pyi $(GEN) .pytest_cache

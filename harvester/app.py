@@ -6,7 +6,8 @@ within the 5-second budget. Tests pass their own `clock`, `registry`, `source` a
 
 Loops: "telemetry" (poll the RM; each good poll also records new nodes' baselines and is
 folded into the per-tenant 2-minute slots), "refit" (classes + margins, daily or on demand),
-"guard" (capacity and kills every control period), "jobs" (finished apps → job runs, when
+"guard" (capacity and kills every control period), "node-ordering" (the RM plug-in's node
+orders, right behind the guard), "jobs" (finished apps → job runs, when
 the RM is polled over REST), "retention" (prune old rows).
 
 The embedded default (`cluster.source: embedded`) is the demo emulator: its tenant rules and
@@ -33,6 +34,7 @@ from harvester.advice.admin_http import AdminServer, Request, Response
 from harvester.advice.grpc_server import GrpcServer
 from harvester.advice.harvesting_http import classes_document, nodes_document
 from harvester.advice.harvesting_state import HarvestingState
+from harvester.advice.node_ordering_wiring import build_node_ordering
 from harvester.advice.yarn_advisor import yarn_advisor_service
 from harvester.clock import Clock, RealClock, ScaledClock
 from harvester.config import RMSettings, Settings
@@ -225,7 +227,11 @@ class Harvester:
             ),
         ]
         self.loops += [ControlLoop(name, interval, tick, self.clock, self.metrics) for name, interval, tick in self.hdfs.loops]
-        services = [yarn_advisor_service(self.state, self.metrics), *([self.hdfs.service] if self.hdfs.service else [])]
+        # The RM plug-in's node orders, derived each guard period (GET /v1/yarn/node-ordering, GetNodeOrdering)
+        self.orderings = build_node_ordering(h, self.state, self.metrics)
+        self.loops.append(ControlLoop("node-ordering", self.orderings.interval_s, self.orderings.tick, self.clock, self.metrics))
+        services = [yarn_advisor_service(self.state, self.metrics, orderings=self.orderings.board),
+                    *([self.hdfs.service] if self.hdfs.service else [])]
         self.grpc = GrpcServer(
             settings.server.grpc_listen, self.metrics, services, max_workers=settings.server.grpc_max_workers,
             unimplemented_reason=lambda name: self.hdfs.unimplemented_reason if name == HDFS_SERVICE else UNIMPLEMENTED_WHY.get(
@@ -241,6 +247,7 @@ class Harvester:
         self.admin.route("/v1/harvesting/refit", self._refit, methods=("POST",))
         for path, handler in self.hdfs.routes.items():
             self.admin.route(path, handler)
+        self.admin.route(self.orderings.path, self.orderings.route)
         self._started_at: float | None = None
         self._stopped = threading.Event()
 
@@ -276,6 +283,7 @@ class Harvester:
             if not loop.stop(timeout_s=1.0):
                 log.warning("loop did not stop in time", extra={"loop": loop.name})
         self.hdfs.close()  # wakes long-polls and watch streams before the servers stop
+        self.orderings.close()
         self.grpc.stop(self.settings.server.shutdown_grace_s)
         self.admin.stop()
         if self.embedded is not None:

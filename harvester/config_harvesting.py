@@ -147,6 +147,16 @@ class JobLengthSettings(_Section):
         return self
 
 
+class NodeOrderingSettings(_Section):
+    """The RM plug-in's node orders (decisions/node_ordering.py, docs/shim.md)."""
+
+    queues: dict[str, Literal["short", "medium", "long"]] = Field(
+        default_factory=dict, description="Queue path → job-length class, for GetNodeOrdering by queue."
+    )
+    stale_after_s: float = Field(60.0, gt=0, description="A guard decision older than this gives empty orders (no advice).")
+    long_poll_max_s: float = Field(30.0, gt=0, le=300, description="Longest wait of GET /v1/yarn/node-ordering?wait=.")
+
+
 class HarvestingSettings(_Section):
     actuate: bool | None = Field(
         None, description="Apply the guard's actions to the RM; false = compute and serve only; null = true for the "
@@ -165,3 +175,4 @@ class HarvestingSettings(_Section):
     guard: GuardSettings = Field(default_factory=GuardSettings, description="Capacity updates and kills.")
     weights: WeightsSettings = Field(default_factory=WeightsSettings, description="Algorithm 1 ranking weights.")
     job_length: JobLengthSettings = Field(default_factory=JobLengthSettings, description="Job type thresholds.")
+    node_ordering: NodeOrderingSettings = Field(default_factory=NodeOrderingSettings, description="RM plug-in node orders.")

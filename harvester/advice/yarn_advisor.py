@@ -10,9 +10,11 @@
 - ListTenantClasses: the current model's classes, their tenants, node counts and reserves.
 - ListNodeCapacities: the guard's last decision per node (empty `node_ids` = all; ids the
   guard has no view of are left out; an empty id is INVALID_ARGUMENT).
-- GetNodeOrdering: NOT implemented in this phase — ordering nodes for a queue needs a
-  queue → job-type mapping that the RM plug-in contract does not carry yet; it answers
-  UNIMPLEMENTED with that message.
+- GetNodeOrdering: the published node order (advice/node_ordering_http.py, the same data the
+  RM plug-in long-polls) for the request's `job_type`, else for the queue's class in
+  harvesting.node_ordering.queues; INVALID_ARGUMENT when neither names a class,
+  FAILED_PRECONDITION before the first order is published (or without a board). `unchanged`
+  (and no ids) when `if_version_differs_from` is the current version.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from harvester.advice.grpc_server import ServiceImpl
 from harvester.advice.harvesting_state import HarvestingState
+from harvester.advice.node_ordering_http import NodeOrderingBoard
 from harvester.decisions.class_selection import characterize, select_classes
 from harvester.domain import Resources
 from harvester.models.job_history import DemandError, JobType, Stage
@@ -45,6 +48,7 @@ JOB_TYPE_PB = {
     JobType.MEDIUM: yarn_advisor_pb2.JOB_TYPE_MEDIUM,
     JobType.LONG: yarn_advisor_pb2.JOB_TYPE_LONG,
 }
+JOB_TYPE_OF_PB = {v: k for k, v in JOB_TYPE_PB.items()}
 
 
 def _timestamp(t: float) -> Timestamp:
@@ -58,8 +62,10 @@ def _resources(r: Resources) -> common_pb2.Resources:
 
 
 class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
-    def __init__(self, state: HarvestingState, metrics: Metrics | None = None, *, seed: int | None = None) -> None:
+    def __init__(self, state: HarvestingState, metrics: Metrics | None = None, *, seed: int | None = None,
+                 orderings: NodeOrderingBoard | None = None) -> None:
         self._state = state
+        self._orderings = orderings
         self._metrics = metrics
         self._rng = np.random.default_rng(seed)
         self._rng_lock = threading.Lock()
@@ -155,17 +161,30 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
         )
 
     def GetNodeOrdering(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
-        context.abort(
-            grpc.StatusCode.UNIMPLEMENTED,
-            "harvester.v1.YarnAdvisor/GetNodeOrdering is not implemented yet: node ordering per queue needs a "
-            "queue -> job type mapping (YARN-H phase B); use SelectClasses per job",
-        )
+        if request.job_type != yarn_advisor_pb2.JOB_TYPE_UNSPECIFIED and request.job_type not in JOB_TYPE_OF_PB:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"job_type {request.job_type} is not a JobType")
+        pub = self._orderings.current() if self._orderings is not None else None
+        if pub is None:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                          "no node ordering is published yet (the node-ordering loop follows the guard)")
+        job_type = JOB_TYPE_OF_PB.get(request.job_type) or pub.value.for_queue(request.queue)
+        if job_type is None:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"queue {request.queue!r} has no job-length class: set job_type or list the queue in "
+                          "harvesting.node_ordering.queues")
+        order = pub.value.orders[job_type]
+        if request.if_version_differs_from == pub.version:
+            return yarn_advisor_pb2.NodeOrdering(version=pub.version, unchanged=True, reason=order.reason,
+                                                 job_type=JOB_TYPE_PB[job_type])
+        return yarn_advisor_pb2.NodeOrdering(version=pub.version, node_ids=order.node_ids, reason=order.reason,
+                                             job_type=JOB_TYPE_PB[job_type])
 
 
-def yarn_advisor_service(state: HarvestingState, metrics: Metrics | None = None, *, seed: int | None = None) -> ServiceImpl:
+def yarn_advisor_service(state: HarvestingState, metrics: Metrics | None = None, *, seed: int | None = None,
+                         orderings: NodeOrderingBoard | None = None) -> ServiceImpl:
     """The `ServiceImpl` to hand to `GrpcServer` (the composition root calls this)."""
     return ServiceImpl(
         "harvester.v1.YarnAdvisor",
-        YarnAdvisorServicer(state, metrics, seed=seed),
+        YarnAdvisorServicer(state, metrics, seed=seed, orderings=orderings),
         yarn_advisor_pb2_grpc.add_YarnAdvisorServicer_to_server,
     )

@@ -140,6 +140,20 @@ class Metrics:
             "harvester_hdfs_table_waiters", "Open long-polls and watch streams waiting for a new table, by face.",
             ["face"], registry=r,
         )
+        self.advice_waiters = Gauge(
+            "harvester_advice_long_poll_waiters",
+            "Open long-polls of the Java plug-ins' advice documents waiting for a new version, by document.",
+            ["document"], registry=r,
+        )
+        self.node_ordering_version = Gauge(
+            "harvester_node_ordering_version", "Version of the published node ordering (GET /v1/yarn/node-ordering).",
+            registry=r,
+        )
+        self.node_ordering_advised = Gauge(
+            "harvester_node_ordering_advised_nodes",
+            "Nodes in the published node order, by job-length class (0 = no advice: the RM plug-in uses Hadoop's order).",
+            ["job_type"], registry=r,
+        )
 
     # --- record helpers -------------------------------------------------------------------
 
@@ -226,6 +240,14 @@ class Metrics:
 
     def record_hdfs_waiters(self, face: str, delta: int) -> None:
         self.hdfs_waiters.labels(face).inc(delta)
+
+    def record_advice_waiters(self, document: str, delta: int) -> None:
+        self.advice_waiters.labels(document).inc(delta)
+
+    def record_node_ordering(self, version: int, advised: Mapping[str, int]) -> None:
+        self.node_ordering_version.set(version)
+        for job_type, n in advised.items():
+            self.node_ordering_advised.labels(job_type).set(n)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus text format."""

@@ -146,7 +146,7 @@ def test_list_node_capacities_from_the_guards_last_decision(served) -> None:
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "empty" in details
 
 
-def test_get_node_ordering_is_unimplemented_with_a_reason(served) -> None:
-    stub, _, _ = served
+def test_get_node_ordering_without_a_published_order_is_a_precondition(served) -> None:
+    stub, _, _ = served  # served without a node-ordering board (tests/shim/test_node_ordering_grpc.py has one)
     code, details = _code(lambda: stub.GetNodeOrdering(yarn_advisor_pb2.GetNodeOrderingRequest(queue="root.default")))
-    assert code == grpc.StatusCode.UNIMPLEMENTED and "queue -> job type" in details
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and "no node ordering is published yet" in details
