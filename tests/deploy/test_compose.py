@@ -241,6 +241,9 @@ def test_namenode_address_and_replication_match_the_compose_services(
 CS_GLOBAL_KEYS = {
     "resource-calculator", "maximum-applications", "maximum-am-resource-percent",
     "queue-mappings", "queue-mappings-override.enable", "node-locality-delay",
+    # multi-node placement (docs/shim.md): global switch, policy names and their classes
+    "multi-node-placement-enabled", "multi-node-sorting.policy.names", "multi-node-sorting.policy.harvester.class",
+    "multi-node-sorting.policy.harvester.sorting-interval.ms",
 }
 
 
