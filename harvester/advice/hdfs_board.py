@@ -5,18 +5,16 @@ need precomputed (the `PlacementIndex` for ChooseTargets/Verify/Delete, the cano
 body for HTTP) and wakes every long-poll and watch stream waiting for a change. Readers get
 an immutable `Published` snapshot, so a request never sees half of two versions.
 
-Waiting (`wait_for_change`) is in WALL-CLOCK seconds on purpose: it is a network protocol
-timeout (an HTTP long-poll's `wait`, a stream's liveness check), not control-loop time, so it
-does not follow the injected `Clock` (a sped-up ScaledClock must not shorten a client's poll).
-`close()` wakes every waiter for shutdown.
+Waiting (`wait_for_change`, `close`: advice/change_board.py) is in WALL-CLOCK seconds on
+purpose: it is a network protocol timeout (an HTTP long-poll's `wait`, a stream's liveness
+check), not control-loop time, so it does not follow the injected `Clock`.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import dataclass
 
+from harvester.advice.change_board import ChangeBoard
 from hdfs_placement import PlacementIndex, PlacementTable
 
 
@@ -31,50 +29,15 @@ class Published:
         return self.table.version
 
 
-class PlacementBoard:
+class PlacementBoard(ChangeBoard[Published]):
     """Thread-safe holder of the current table version (see the module docstring)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._current: Published | None = None
-        self._changed = threading.Event()
-        self._closed = False
 
     def publish(self, table: PlacementTable) -> Published:
         pub = Published(table, PlacementIndex(table), table.dumps().encode("ascii"))
-        with self._lock:
-            if self._current is not None and table.version <= self._current.version:
-                raise ValueError(f"table version {table.version} is not above the published {self._current.version}")
-            self._current = pub
-            woken, self._changed = self._changed, threading.Event()
-        woken.set()
-        return pub
 
-    def current(self) -> Published | None:
-        with self._lock:
-            return self._current
+        def make(cur: Published | None) -> Published:
+            if cur is not None and table.version <= cur.version:
+                raise ValueError(f"table version {table.version} is not above the published {cur.version}")
+            return pub
 
-    @property
-    def closed(self) -> bool:
-        with self._lock:
-            return self._closed
-
-    def wait_for_change(self, version: int | None, timeout_s: float) -> Published | None:
-        """The current table as soon as its version differs from `version` (None: any table),
-        else after `timeout_s` (or on close) whatever is current, maybe still `version`."""
-        deadline = time.monotonic() + max(0.0, timeout_s)
-        while True:
-            with self._lock:
-                cur, event, closed = self._current, self._changed, self._closed
-            if (cur is not None and cur.version != version) or closed:
-                return cur
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return cur
-            event.wait(remaining)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            event = self._changed
-        event.set()
+        return self._swap(make)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+import pytest
 import requests
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +37,19 @@ JAVA17_FLAGS = " ".join(
     + ["--add-exports=java.base/sun.net.dns=ALL-UNNAMED", "--add-exports=java.base/sun.net.util=ALL-UNNAMED",
        "--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED"]
 )
+
+
+def hadoop_home_or_skip(tool: str) -> Path:
+    """HARVESTER_TEST_HADOOP_HOME with bin/<tool>, and a JDK to build the shim; skips without them."""
+    raw = os.environ.get("HARVESTER_TEST_HADOOP_HOME")
+    if not raw:
+        pytest.skip("needs a Hadoop 3.3.6 install: set HARVESTER_TEST_HADOOP_HOME (e.g. /opt/hadoop-3.3.6)")
+    if subprocess.run(["sh", "-c", "command -v javac"], capture_output=True).returncode != 0:
+        pytest.skip("needs a JDK (javac) to build the shim against the install")
+    home = Path(raw)
+    if not (home / "bin" / tool).is_file():
+        pytest.fail(f"HARVESTER_TEST_HADOOP_HOME={raw} has no bin/{tool}")
+    return home
 
 
 def free_port() -> int:

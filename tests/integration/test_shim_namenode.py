@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 import uuid
 from itertools import combinations
@@ -30,7 +29,7 @@ import pytest
 
 from harvester.telemetry.fsck import parse_fsck_blocks
 from hdfs_placement import DataNode, PlacementIndex, TenantStats, build_placement_table, fit_grid, verify_placement
-from shim_daemons import Daemons, build_shim_jar, free_port, jmx_bean, wait_for, write_json
+from shim_daemons import Daemons, build_shim_jar, free_port, hadoop_home_or_skip, jmx_bean, wait_for, write_json
 
 pytestmark = pytest.mark.integration
 
@@ -44,15 +43,7 @@ TENANTS = [("search", "web", 0.02, 0.20), ("ads", "ads", 0.40, 0.50), ("mail", "
 
 @pytest.fixture(scope="module")
 def hadoop_home() -> Path:
-    raw = os.environ.get("HARVESTER_TEST_HADOOP_HOME")
-    if not raw:
-        pytest.skip("needs a Hadoop 3.3.6 install: set HARVESTER_TEST_HADOOP_HOME (e.g. /opt/hadoop-3.3.6)")
-    if shutil.which("javac") is None:
-        pytest.skip("needs a JDK (javac) to build the shim against the install")
-    home = Path(raw)
-    if not (home / "bin" / "hdfs").is_file():
-        pytest.fail(f"HARVESTER_TEST_HADOOP_HOME={raw} has no bin/hdfs")
-    return home
+    return hadoop_home_or_skip("hdfs")
 
 
 @pytest.fixture(scope="module")

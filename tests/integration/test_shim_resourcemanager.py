@@ -19,13 +19,12 @@ allocated first) would spread them over all three. Counted from the RM's REST /n
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 import requests
 
-from shim_daemons import JAVA17_FLAGS, Daemons, build_shim_jar, free_port, jmx_bean, wait_for, write_json
+from shim_daemons import JAVA17_FLAGS, Daemons, build_shim_jar, free_port, hadoop_home_or_skip, jmx_bean, wait_for, write_json
 
 pytestmark = pytest.mark.integration
 
@@ -35,15 +34,7 @@ BEAN = "Hadoop:service=ResourceManager,name=HarvesterNodeOrdering-long"
 
 @pytest.fixture(scope="module")
 def hadoop_home() -> Path:
-    raw = os.environ.get("HARVESTER_TEST_HADOOP_HOME")
-    if not raw:
-        pytest.skip("needs a Hadoop 3.3.6 install: set HARVESTER_TEST_HADOOP_HOME (e.g. /opt/hadoop-3.3.6)")
-    if shutil.which("javac") is None:
-        pytest.skip("needs a JDK (javac) to build the shim against the install")
-    home = Path(raw)
-    if not (home / "bin" / "yarn").is_file():
-        pytest.fail(f"HARVESTER_TEST_HADOOP_HOME={raw} has no bin/yarn")
-    return home
+    return hadoop_home_or_skip("yarn")
 
 
 def _nodes(rm: str) -> dict[str, dict]:
