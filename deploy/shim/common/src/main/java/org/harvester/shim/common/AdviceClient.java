@@ -119,13 +119,22 @@ public final class AdviceClient<T> implements AutoCloseable {
   private void run() {
     long backoff = settings.backoffMinMs;
     while (running) {
+      long before = notModified.get();
+      long started = nanos.getAsLong();
       boolean ok = fetchOnce();
       noteStaleness();
       long delay = ok ? 0 : backoff;
       backoff = ok ? settings.backoffMinMs : Math.min(settings.backoffMaxMs, backoff * 2);
-      if (delay > 0 || settings.longPollSeconds == 0) {
+      // A 304 that did not wait (no long-poll, or a server that does not hold requests) would
+      // make this loop spin: poll at the backoff floor instead.
+      boolean quick304 = ok && notModified.get() > before
+          && nanos.getAsLong() - started < settings.longPollSeconds * 500_000_000L;
+      if (quick304 || (ok && settings.longPollSeconds == 0)) {
+        delay = settings.backoffMinMs;
+      }
+      if (delay > 0) {
         try {
-          Thread.sleep(Math.max(delay, settings.longPollSeconds == 0 ? settings.backoffMinMs : 0));
+          Thread.sleep(delay);
         } catch (InterruptedException e) {
           return;
         }
