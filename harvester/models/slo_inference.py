@@ -1,0 +1,252 @@
+"""SLO inference from the provenance graph — Morpheus §4 (paper 002) — pure fit / predict.
+
+§4: "We derive the period P_j of a job j based on the submission times ... four random
+variables, in chronological order: T_inAvail, time at which job inputs are available (i.e., the
+time of last write to any input); T_start, time when the job starts execution; T_end, time when
+the job completes execution; T_outRead, time at which any job output is first read. All these
+times are defined relative to the start of the current period T_periodStart. ... a job has an
+actionable deadline if its output is consumed at an approximately fixed time ... and if there is
+non-trivial amount of slack between the job end and the deadline. Formally this means imposing
+thresholds on CV(T_outRead) [= MAD / median] and median (T_outRead − T_end)/(T_end − T_start).
+Finally, a_j and d_j are derived as percentiles of the distributions of T_inAvail and
+T_outRead (e.g., 95th and 50th percentiles, respectively)."
+
+How each quantity is measured (choices the paper leaves open):
+- Period: median gap between consecutive submissions (the RM's `startedTime`, which is the
+  submit time), each gap divided by its whole number of periods (so a skipped run does not
+  double it), snapped to the nearest natural period (a whole-minute divisor of the LCM, a day,
+  §6) within `snap_tolerance`; otherwise kept as measured and flagged not LCM-aligned (§6: such
+  jobs get one-off reservations per instance). A 58-minute job stays 58 minutes.
+  The gaps must be regular: MAD/median of the per-period gaps at most `max_gap_cv`.
+- Period starts lie on a grid of multiples of P from `grid_origin_s` (epoch 0 = UTC midnight,
+  as the RM places recurring reservations). A run belongs to the period of its TYPICAL submit
+  (the median phase plus a whole number of periods), so a late run is late in its own period
+  rather than early in the next one.
+- T_start is the AM's launch (the RM's `launchTime`), the submit time when unknown; T_end the
+  finish. T_inAvail is the last write (by anyone else) of any input before the run first read
+  it; an input written before its period began counts as available at the period start (0).
+- T_outRead is the first read of any output by a named actor other than the run itself, before
+  the output is rewritten (harvester.models.provenance explains what is a read and what is not).
+- "Problematic" jobs (§7: high CV of T_start − T_inAvail or T_outRead − T_end) get LowCost's
+  alignment penalty: both CVs above `problematic_cv`.
+A job without an actionable deadline is reported with the reason; nothing is guessed for it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from harvester.models.provenance import ProvenanceGraph, RunRecord
+
+
+@dataclass(frozen=True)
+class SloParams:
+    """Thresholds of §4 (paper values where it gives them: percentiles 95 / 50; LCM one day)."""
+
+    lcm_s: int = 86_400
+    snap_tolerance: float = 0.01  # relative distance to a natural period that counts as it
+    min_periods: int = 5  # §9.1: four samples (weekly jobs in a month) are too few
+    max_gap_cv: float = 0.25  # MAD/median of the gaps between submissions
+    max_cv: float = 0.1  # CV(T_outRead) = MAD/median
+    min_slack_ratio: float = 0.25  # median (T_outRead − T_end)/(T_end − T_start)
+    start_percentile: float = 95.0  # a_j from T_inAvail
+    deadline_percentile: float = 50.0  # d_j from T_outRead
+    late_fraction: float = 0.05  # a start later than median + this × P is a late start
+    problematic_cv: float = 0.5
+    grid_origin_s: float = 0.0  # epoch seconds of a period boundary (local midnight: minus the UTC offset)
+
+    def __post_init__(self) -> None:
+        if self.lcm_s <= 0 or self.min_periods < 2:
+            raise ValueError("lcm_s must be > 0 and min_periods >= 2")
+        for name in ("start_percentile", "deadline_percentile"):
+            if not 0 <= getattr(self, name) <= 100:
+                raise ValueError(f"{name} must be in [0, 100]")
+
+
+@dataclass(frozen=True)
+class PeriodTimes:
+    """One period's run; times in seconds after `period_start` (epoch seconds)."""
+
+    period_start: float
+    run_id: str
+    submitted: float
+    start: float
+    end: float | None
+    in_avail: float | None
+    out_read: float | None
+    consumer: str | None
+    late_start: bool
+    missed_deadline: bool | None  # None: no deadline inferred
+
+
+@dataclass(frozen=True)
+class JobSlo:
+    """The inferred SLO of one recurring job (or why there is none: `actionable` False, `reason`)."""
+
+    job: str
+    runs: int
+    period_s: float | None
+    lcm_aligned: bool
+    periods: tuple[PeriodTimes, ...]
+    earliest_start_s: float | None  # a_j, after the period start
+    deadline_s: float | None  # d_j, after the period start
+    cv_out_read: float | None
+    slack_ratio: float | None
+    problematic: bool
+    actionable: bool
+    reason: str
+    producers: tuple[str, ...] = ()
+    consumers: tuple[str, ...] = ()
+
+    @property
+    def late_runs(self) -> tuple[str, ...]:
+        return tuple(p.run_id for p in self.periods if p.late_start)
+
+    @property
+    def missed_runs(self) -> tuple[str, ...]:
+        return tuple(p.run_id for p in self.periods if p.missed_deadline)
+
+
+@dataclass(frozen=True)
+class SloModel:
+    params: SloParams
+    jobs: tuple[JobSlo, ...]
+
+    def job(self, name: str) -> JobSlo | None:
+        return next((j for j in self.jobs if j.job == name), None)
+
+
+def window(slo: JobSlo, t: float, origin_s: float = 0.0) -> tuple[float, float]:
+    """(earliest start, deadline) in epoch seconds for the period containing `t` (predict)."""
+    if not slo.actionable or slo.period_s is None:
+        raise ValueError(f"{slo.job} has no actionable SLO: {slo.reason}")
+    start = origin_s + math.floor((t - origin_s) / slo.period_s) * slo.period_s
+    return start + slo.earliest_start_s, start + slo.deadline_s
+
+
+def _cv(values: Sequence[float]) -> float:
+    v = np.asarray(values, dtype=float)
+    med = float(np.median(v))
+    mad = float(np.median(np.abs(v - med)))
+    return mad / med if med > 0 else (0.0 if mad == 0 else math.inf)
+
+
+def natural_periods(lcm_s: int) -> list[int]:
+    """Divisors of the LCM that are whole minutes or divide a minute (the plan's step is a
+    minute; 3456 s divides a day but is no schedule anyone sets)."""
+    small = [d for d in range(1, int(math.isqrt(lcm_s)) + 1) if lcm_s % d == 0]
+    return sorted(d for d in set(small + [lcm_s // d for d in small]) if d % 60 == 0 or 60 % d == 0)
+
+
+def infer_period(submits: Sequence[float], params: SloParams) -> tuple[float | None, bool, str]:
+    """(P, divides the LCM, reason if not periodic) from sorted submit times."""
+    gaps = np.diff(np.asarray(submits, dtype=float))
+    raw = float(np.median(gaps)) if gaps.size else 0.0
+    if raw <= 0:
+        return None, False, "submissions are not spread in time"
+    per = gaps / np.maximum(1, np.round(gaps / raw))
+    period = float(np.median(per))
+    gap_cv = _cv(per)
+    if gap_cv > params.max_gap_cv:
+        return None, False, f"not periodic: gaps between submissions vary (MAD/median {gap_cv:.2f} > {params.max_gap_cv})"
+    near = min(natural_periods(params.lcm_s), key=lambda d: abs(d - period))
+    if abs(near - period) <= params.snap_tolerance * period:
+        return float(near), True, ""
+    return period, False, ""
+
+
+def fit_slo(graph: ProvenanceGraph, params: SloParams = SloParams(), jobs: Iterable[str] | None = None) -> SloModel:
+    """Infer the SLO of every recurring job in `graph.runs` (or of `jobs`)."""
+    by_job: dict[str, list[RunRecord]] = {}
+    for run in graph.runs.values():
+        by_job.setdefault(run.job, []).append(run)
+    names = sorted(by_job) if jobs is None else list(jobs)
+    return SloModel(params, tuple(_fit_job(name, sorted(by_job.get(name, []), key=lambda r: r.submitted_at),
+                                           graph, params) for name in names))
+
+
+def _fit_job(name: str, runs: list[RunRecord], graph: ProvenanceGraph, params: SloParams) -> JobSlo:
+    producers = sorted(set().union(*(graph.producers(r.run_id) for r in runs))) if runs else []
+    consumers = sorted(set().union(*(graph.consumers(r.run_id) for r in runs))) if runs else []
+
+    def none(reason: str, period: float | None = None, aligned: bool = False,
+             periods: tuple[PeriodTimes, ...] = ()) -> JobSlo:
+        return JobSlo(name, len(runs), period, aligned, periods, None, None, None, None, False, False, reason,
+                      tuple(producers), tuple(consumers))
+
+    if len(runs) < params.min_periods:
+        return none(f"too few runs ({len(runs)} < {params.min_periods})")
+    period, aligned, why = infer_period([r.submitted_at for r in runs], params)
+    if period is None:
+        return none(why)
+    rows = _period_rows(runs, graph, period, params)
+    read = [p for p in rows if p.out_read is not None]
+    if len(read) < params.min_periods:
+        return none(f"output read in {len(read)} of {len(rows)} periods (need {params.min_periods})",
+                    period, aligned, tuple(rows))
+    out_read = [p.out_read for p in read]
+    deadline = float(np.percentile(out_read, params.deadline_percentile))
+    cv = _cv(out_read)
+    slack = [(p.out_read - p.end) / (p.end - p.start) for p in read if p.end is not None and p.end > p.start]
+    slack_ratio = float(np.median(slack)) if slack else None
+    avail = [p.in_avail if p.in_avail is not None else 0.0 for p in rows]
+    earliest = float(np.percentile(avail, params.start_percentile))
+    starts = np.median([p.start for p in rows])
+    rows = tuple(
+        PeriodTimes(p.period_start, p.run_id, p.submitted, p.start, p.end, p.in_avail, p.out_read, p.consumer,
+                    p.start - starts > params.late_fraction * period, None if p.end is None else p.end > deadline)
+        for p in rows)
+    gaps_in = [p.start - p.in_avail for p in rows if p.in_avail is not None]
+    gaps_out = [p.out_read - p.end for p in read if p.end is not None]
+    problematic = bool(gaps_in and gaps_out and _cv(gaps_in) > params.problematic_cv
+                       and _cv(gaps_out) > params.problematic_cv)
+    if cv > params.max_cv:
+        reason = f"output read time too variable: CV(T_outRead) {cv:.3f} > {params.max_cv}"
+    elif slack_ratio is None or slack_ratio < params.min_slack_ratio:
+        shown = "n/a" if slack_ratio is None else f"{slack_ratio:.2f}"
+        reason = f"too little slack: median (T_outRead−T_end)/(T_end−T_start) {shown} < {params.min_slack_ratio}"
+    elif earliest >= deadline:
+        reason = f"inputs arrive (a = {earliest:.1f}s) after the deadline (d = {deadline:.1f}s)"
+    else:
+        reason = (f"d = p{params.deadline_percentile:g} of {len(read)} first output reads = {deadline:.1f}s, "
+                  f"a = p{params.start_percentile:g} of input availability = {earliest:.1f}s after the period start "
+                  f"(P = {period:g}s); CV(T_outRead) {cv:.3f} <= {params.max_cv}, "
+                  f"slack ratio {slack_ratio:.2f} >= {params.min_slack_ratio}")
+        return JobSlo(name, len(runs), period, aligned, rows, earliest, deadline, cv, slack_ratio, problematic,
+                      True, reason, tuple(producers), tuple(consumers))
+    return JobSlo(name, len(runs), period, aligned, rows, None, None, cv, slack_ratio, problematic, False, reason,
+                  tuple(producers), tuple(consumers))
+
+
+def _period_rows(runs: list[RunRecord], graph: ProvenanceGraph, period: float, params: SloParams) -> list[PeriodTimes]:
+    first = runs[0].submitted_at
+    residual = [(r.submitted_at - first) - round((r.submitted_at - first) / period) * period for r in runs]
+    anchor = first + float(np.median(residual))
+    rows: dict[float, PeriodTimes] = {}
+    for r in runs:
+        typical = anchor + round((r.submitted_at - anchor) / period) * period
+        start = params.grid_origin_s + math.floor((typical - params.grid_origin_s) / period) * period
+        if start in rows:
+            continue  # a second run in one period (a retry): the first one counts
+        rows[start] = _times(r, start, graph)
+    return [rows[k] for k in sorted(rows)]
+
+
+def _times(run: RunRecord, start: float, graph: ProvenanceGraph) -> PeriodTimes:
+    avail = None
+    for path, first_read in graph.read_by_run.get(run.run_id, {}).items():
+        w = graph.last_write_before(path, first_read, exclude_run=run.run_id)
+        if w is not None:
+            avail = w if avail is None else max(avail, w)
+    out, consumer = None, None
+    for path, written in graph.written_by_run.get(run.run_id, {}).items():
+        hit = graph.first_read_after(path, written, exclude_run=run.run_id)
+        if hit and (out is None or hit[0] < out):
+            out, consumer = hit
+    rel = (lambda t: None if t is None else t - start)
+    return PeriodTimes(start, run.run_id, run.submitted_at - start, run.start - start, rel(run.finished_at),
+                       None if avail is None else max(0.0, avail - start), rel(out), consumer, False, None)

@@ -1,0 +1,147 @@
+"""SLO inference (Morpheus §4, harvester.models.slo_inference) against the ground truth of fixtures
+hdfs-3.3.6/provenance-recurring (README schedule + events.jsonl), and on hand-built histories."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rm_client.wire.apps import decode_apps
+
+from harvester.models.provenance import Access, FileAccess, RunRecord, build_graph
+from harvester.models.slo_inference import SloParams, fit_slo, infer_period, window
+from harvester.telemetry.provenance_log import parse_audit_log, parse_jsonl, runs_from_apps, to_jsonl
+
+PERIOD = 120.0
+
+
+@pytest.fixture(scope="module")
+def recording(fixtures_dir) -> dict:
+    root = fixtures_dir / "hdfs-3.3.6" / "provenance-recurring"
+    events = [json.loads(ln) for ln in (root / "events.jsonl").read_text().splitlines()]
+    epoch = next(e["epoch_ms"] for e in events if e["event"] == "scenario_start") / 1000.0
+    starts = next(e for e in events if e["event"] == "schedule")["period_starts_t_ms"]
+    # Ground truth: the nominal schedule is one period start every 120 s from p1; p3 was shifted
+    # +30 s (schedule note), p4's job B was slow (period_start slow_B).
+    p1 = epoch + starts["p1"] / 1000.0
+    nominal = {f"p{n}": p1 + (n - 1) * PERIOD for n in range(1, 7)}
+    grid = {p: math.floor(t / PERIOD) * PERIOD for p, t in nominal.items()}
+    apps = {(e["period"], e["tag"]): e["app"] for e in events if e["event"] == "cmd_end" and "app" in e}
+    reader = {e["period"]: (epoch + e["t_ms"] / 1000.0) for e in events
+              if e["event"] == "cmd_start" and e.get("tag") == "reader"}
+    reader_end = {e["period"]: (epoch + e["t_ms"] / 1000.0) for e in events
+                  if e["event"] == "cmd_end" and e.get("tag") == "reader"}
+    slow = [e["period"] for e in events if e["event"] == "period_start" and e["slow_B"]]
+    shifted = [p for p in starts if starts[p] / 1000.0 + epoch - nominal[p] > 10]
+    parsed = parse_audit_log((root / "hdfs-audit.log").read_text().splitlines())
+    runs = runs_from_apps(decode_apps(json.loads((root / "rm-apps.json").read_text())))
+    return {"grid": grid, "apps": apps, "reader": reader, "reader_end": reader_end, "slow": slow,
+            "shifted": shifted, "parsed": parsed, "runs": runs}
+
+
+def test_periods_dataflow_deadline_and_late_runs_match_the_ground_truth(recording) -> None:
+    model = fit_slo(build_graph(recording["parsed"].accesses, recording["runs"]))
+    a, b = model.job("pipeline-A"), model.job("pipeline-B")
+    assert recording["shifted"] == ["p3"] and recording["slow"] == ["p4"]
+    for job in (a, b):
+        assert job.period_s == PERIOD and job.lcm_aligned and job.actionable, job.reason
+        assert [p.period_start for p in job.periods] == list(recording["grid"].values())
+    # Dataflow: CLI put -> A -> raw/pN -> B -> out/pN -> CLI reader.
+    assert (a.producers, a.consumers, b.producers, b.consumers) == (
+        ("client:CLI",), ("pipeline-B",), ("pipeline-A",), ("client:CLI",))
+    # B's deadline: the median time of the CLI read after the period start (the reader's open
+    # lies between its command's start and end).
+    lo = np.median([recording["reader"][p] - recording["grid"][p] for p in recording["grid"]])
+    hi = np.median([recording["reader_end"][p] - recording["grid"][p] for p in recording["grid"]])
+    assert lo <= b.deadline_s <= hi
+    assert 0 <= b.earliest_start_s < b.deadline_s
+    # The late run: p3 started 30 s late (both jobs); B also ran out of time in p4 (slow).
+    assert a.late_runs == (recording["apps"][("p3", "A")],)
+    assert b.late_runs == (recording["apps"][("p3", "B")],)
+    assert set(b.missed_runs) == {recording["apps"][("p3", "B")], recording["apps"][("p4", "B")]}
+    late = next(p for p in b.periods if p.late_start)
+    assert late.start - np.median([p.start for p in b.periods]) == pytest.approx(30.0, abs=2.0)
+
+
+def test_the_jsonl_form_of_the_same_recording_gives_the_same_slos(recording) -> None:
+    direct = fit_slo(build_graph(recording["parsed"].accesses, recording["runs"]))
+    back = parse_jsonl(to_jsonl(recording["parsed"].accesses, recording["runs"]))
+    assert fit_slo(build_graph(back.accesses, back.runs)) == direct
+
+
+def test_window_predicts_the_next_periods_arrival_and_deadline(recording) -> None:
+    b = fit_slo(build_graph(recording["parsed"].accesses, recording["runs"])).job("pipeline-B")
+    start = recording["grid"]["p6"] + PERIOD
+    arrival, deadline = window(b, start + 5.0)
+    assert (arrival - start, deadline - start) == pytest.approx((b.earliest_start_s, b.deadline_s))
+
+
+# --- hand-built histories ----------------------------------------------------------------------
+
+
+def history(read_offsets: list[float | None], *, period: float = 3600.0, submit: float = 600.0,
+            run_s: float = 900.0, jitter: list[float] | None = None) -> tuple[list[FileAccess], list[RunRecord]]:
+    """`etl` runs hourly: submit at `submit` (+ jitter) into each period, runs `run_s`, writes
+    /out/hN, and `report` reads it at the given offsets (None: nobody reads it)."""
+    accesses, runs = [], []
+    base = 1_700_000_000 - 1_700_000_000 % period
+    for n, read in enumerate(read_offsets):
+        t0 = base + n * period
+        s = t0 + submit + (jitter[n] if jitter else 0.0)
+        run = f"application_1700000000000_{n + 1:04d}"
+        runs.append(RunRecord("etl", run, s, s + 5, s + run_s))
+        accesses.append(FileAccess(t0 + 1.0, Access.WRITE, f"/in/h{n}", None, "CLI", "create"))
+        accesses.append(FileAccess(s + 10, Access.READ, f"/in/h{n}", run, "mr_attempt", "open"))
+        accesses.append(FileAccess(s + run_s - 1, Access.WRITE, f"/out/h{n}/part-0", run, "mr_attempt", "rename"))
+        if read is not None:
+            accesses.append(FileAccess(t0 + read, Access.READ, f"/out/h{n}/part-0", None, "report-cli", "open"))
+    return accesses, runs
+
+
+def test_hand_built_hourly_job_gets_the_percentile_deadline() -> None:
+    reads = [2400.0, 2410.0, 2390.0, 2405.0, 2395.0, 2420.0]
+    model = fit_slo(build_graph(*history(reads)))
+    etl = model.job("etl")
+    assert etl.actionable and etl.period_s == 3600.0
+    assert etl.deadline_s == pytest.approx(np.percentile(reads, 50))
+    assert etl.earliest_start_s == pytest.approx(1.0)  # inputs land 1 s into every period
+    assert etl.consumers == ("client:report-cli",)
+    assert etl.slack_ratio == pytest.approx(np.median([(r - 1500.0) / 895.0 for r in reads]))
+
+
+@pytest.mark.parametrize(("reads", "kwargs", "reason"), [
+    ([2400.0] * 4, {}, "too few runs (4 < 5)"),
+    ([2400.0] * 6, {"jitter": [0, 900, -900, 1200, 0, 600]}, "not periodic"),
+    ([None] * 6, {}, "output read in 0 of 6 periods"),
+    ([1600.0, 3500.0, 1700.0, 3400.0, 1650.0, 3300.0], {}, "too variable"),
+    ([1550.0] * 6, {}, "too little slack"),
+])
+def test_jobs_without_an_actionable_deadline_say_why(reads, kwargs, reason) -> None:
+    etl = fit_slo(build_graph(*history(reads, **kwargs))).job("etl")
+    assert not etl.actionable and reason in etl.reason
+    assert etl.deadline_s is None and etl.earliest_start_s is None
+    with pytest.raises(ValueError, match="no actionable SLO"):
+        window(etl, 0.0)
+
+
+@pytest.mark.parametrize(("gaps", "period", "aligned"), [
+    ([120.2, 150.3, 89.4, 120.6, 120.3], 120.0, True),  # the recording's start-to-start gaps
+    ([86400.0, 172800.0, 86390.0, 86410.0], 86400.0, True),  # a skipped day
+    ([3480.0] * 5, 3480.0, False),  # 58 minutes: off-kilter, kept as measured (§6)
+    ([3599.0, 3601.0, 3600.0, 3600.5], 3600.0, True),
+])
+def test_period_from_submission_gaps(gaps, period, aligned) -> None:
+    submits = np.cumsum([0.0] + gaps)
+    got, is_aligned, why = infer_period(submits, SloParams())
+    assert got == pytest.approx(period, rel=1e-3) and is_aligned is aligned and why == ""
+
+
+def test_an_input_written_before_the_period_counts_from_the_period_start() -> None:
+    accesses, runs = history([2400.0] * 6)
+    accesses = [a if a.path != "/in/h0" or a.access is not Access.WRITE else
+                FileAccess(a.time - 7200, a.access, a.path, a.run_id, a.actor, a.op) for a in accesses]
+    etl = fit_slo(build_graph(accesses, runs)).job("etl")
+    assert etl.periods[0].in_avail == 0.0 and etl.periods[1].in_avail == pytest.approx(1.0)
