@@ -97,7 +97,7 @@ def _stage(f: _Folded, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, period: in
     gq = gang * q
     cap = np.minimum(np.minimum(f.free[MEM][idx] // gq[MEM], f.free[VC][idx] // gq[VC]), per_step)
     cap[~valid] = 0
-    jmax = int(min(per_step, gangs))
+    jmax = int(min(per_step, gangs, max(1, cap.max())))
     j = np.arange(1, jmax + 1)
     cost = np.maximum(f.frac[MEM][idx][:, :, None] + j * (gq[MEM] * f.inv[MEM][idx])[:, :, None],
                       f.frac[VC][idx][:, :, None] + j * (gq[VC] * f.inv[VC][idx])[:, :, None])
@@ -161,11 +161,10 @@ def _lowcost_ends(f: _Folded, req: ReservationRequest, q: np.ndarray, ends: list
             break
         ok = got[:, 0] >= 0
         alive[rows[~ok]] = False
-        for row, counts in zip(rows[ok], got[ok]):
-            used = np.nonzero(counts)[0]
-            left = tau_r[row] - used[-1]
-            alloc[row, left - a: tau_r[row] - a + 1] = counts[: used[-1] + 1][::-1]
-            tau_r[row] = left - 1
+        rows, got = rows[ok], got[ok]
+        i, r = np.nonzero(got > 0)  # column r is step tau_r − r; used columns are a prefix
+        alloc[rows[i], tau_r[rows[i]] - r - a] = got[i, r]
+        tau_r[rows] -= (got > 0).sum(axis=1)  # the next stage ends right before this one
     return alloc, alive
 
 

@@ -1,0 +1,253 @@
+"""Benchmark of Morpheus's pure core: the §5 skyline LP and §6 LowCost packing.
+
+    .venv/bin/python bench/morpheus.py [--repeats 3] [--cpsat-instances 20]
+
+1. Skyline LP (harvester.models.skyline.fit_skyline, memory AND vcores, paper β = 0.1·V, α = 1 %)
+   on 30 runs × 1,440 steps and on 10 runs × 288 steps of a synthetic recurring job (ramp,
+   plateau, tail; container sizes that differ by phase so memory and vcores are not
+   proportional). Each size runs in a fresh subprocess that reports the median seconds over
+   --repeats fits (wall and CPU) and its peak RSS (ru_maxrss: interpreter + numpy + HiGHS included). Targets:
+   30 × 1,440 under 2 s and 500 MB; 10 × 288 at least 100× faster than the Resource Estimator's
+   103 s (the issue's measurement on a real Hadoop 3.3.6; not re-measured here). The Estimator's
+   LP (one resource, α = β = 0.1 fixed) on the 10 × 288 memory series is timed too.
+2. LowCost (harvester.decisions.reservation_packing) over a one-day LCM at 1-minute steps: a plan
+   holding 1,000 recurring jobs (55 % daily, the rest 12 h .. 1 h; 5-90 minute skylines of 2-40
+   containers of 1-8 GB; windows 1.2-4× the skyline's length), then one more reservation placed
+   into it, 200 different ones, each on the same 1,000-job plan: p50 / p99 ms in-process (wall;
+   p50 of CPU time too).
+   Target: p50 under 5 ms.
+3. The same 1,000 requests, same order, placed by LowCost and by the greedy earliest-fit agent
+   (like YARN's GreedyReservationAgent): on a tight cluster (accepted counts) and on a roomy
+   one where both accept every job (peak, mean and variance of the planned cost c(t)).
+4. Competitive ratio on --cpsat-instances small instances (LCM 24 steps, 5 jobs, periods
+   24/12/8/6, 1-3 stages): LowCost's peak (online, arrival order) over the CP-SAT offline
+   optimum's peak; instances where CP-SAT does not prove optimality within its limit are counted
+   and left out.
+5. e2e_900_seconds (900 reservations planned and submitted through rm_client to the emulator)
+   belongs to the YARN side and is written as null until `measure_e2e` measures it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harvester.decisions.packing_optimum import optimum  # noqa: E402
+from harvester.decisions.reservation_packing import greedy, lowcost, place, place_all, stats  # noqa: E402
+from harvester.decisions.reservation_plan import ReservationRequest, Stage, empty_plan  # noqa: E402
+from harvester.domain import Resources  # noqa: E402
+from harvester.models.skyline import RunSkyline, SkylineParams, fit_skyline, solve_skyline_lp, usage_matrix  # noqa: E402
+
+ESTIMATOR_10X288_S = 103.0  # the issue: Hadoop 3.3.6's Resource Estimator, 10 runs × 288 steps
+NODE = Resources(128 * 1024, 32)
+
+
+def runs(n: int, k: int, seed: int = 0) -> list[RunSkyline]:
+    """`n` runs of one recurring job, about `k` steps each (lengths vary ±10 %)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        length = int(k * rng.uniform(0.9, 1.0))
+        ramp, tail = length // 10, length // 4
+        shape = np.concatenate([np.linspace(2, 40, ramp), np.full(length - ramp - tail, 40.0), np.linspace(30, 2, tail)])
+        containers = np.maximum(0, shape * rng.uniform(0.8, 1.2) + rng.normal(0, 3, length)).round()
+        mb_per = np.where(np.arange(length) < length - tail, 4096, 2048)  # maps 4 GB, reduces 2 GB
+        vc_per = np.where(np.arange(length) < length - tail, 1, 2)
+        out.append(RunSkyline(f"run{i}", 60.0, containers * mb_per, containers * vc_per))
+    return out
+
+
+def child_lp(n: int, k: int, repeats: int) -> None:
+    """Subprocess body: median seconds of `repeats` fits and the process's peak RSS, as JSON."""
+    data = runs(n, k)
+    times, cpu = [], []
+    for _ in range(repeats):
+        t, c = time.perf_counter(), time.process_time()
+        model = fit_skyline(data, SkylineParams())
+        times.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    mem = usage_matrix([r.memory_mb for r in data])
+    t = time.perf_counter()
+    solve_skyline_lp(mem, 0.1, beta=0.1)  # the Estimator's LP: one resource, α = β = 0.1
+    est_s = time.perf_counter() - t
+    print(json.dumps({"seconds": statistics.median(times), "cpu_seconds": statistics.median(cpu),
+                      "estimator_lp_seconds": est_s,
+                      "rounds": model.fits["memory_mb"].rounds + model.fits["vcores"].rounds,
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+def bench_lp(n: int, k: int, repeats: int) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child-lp", str(n), str(k), str(repeats)], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def workload(count: int, seed: int = 0, lcm: int = 1440) -> list[ReservationRequest]:
+    """Recurring jobs for a one-day plan at 1-minute steps (module doc, item 2)."""
+    rng = np.random.default_rng(seed)
+    periods, weights = [1440, 720, 360, 240, 120, 60], [0.55, 0.1, 0.1, 0.05, 0.1, 0.1]
+    out = []
+    for i in range(count):
+        period = int(rng.choice(periods, p=weights))
+        dur = int(min(period // 3, rng.integers(5, 90)))
+        peak = int(rng.integers(2, 40))
+        edge = max(1, dur // 8)
+        shape = np.concatenate([np.linspace(0.5, 1, edge), np.ones(max(0, dur - 2 * edge)), np.linspace(1, 0.3, edge)])
+        counts = np.maximum(1, (peak * shape[:dur]).round()).astype(int)
+        stages: list[list[int]] = []
+        for c in counts:
+            if stages and stages[-1][0] == c:
+                stages[-1][1] += 1
+            else:
+                stages.append([int(c), 1])
+        width = min(period - 1, int(dur * rng.uniform(1.2, 4.0)) + 1)
+        a = int(rng.integers(0, period))
+        container = Resources(int(rng.choice([1024, 2048, 4096, 8192])), int(rng.choice([1, 1, 2, 4])))
+        out.append(ReservationRequest(f"job{i:04d}", container, tuple(Stage(c, s) for c, s in stages), period, a,
+                                      a + width - 1, problematic=bool(rng.random() < 0.1)))
+    return out
+
+
+def cluster(nodes: int) -> Resources:
+    return Resources(nodes * NODE.memory_mb, nodes * NODE.vcores)
+
+
+def bench_lowcost(repeats: int) -> dict:
+    reqs = workload(1200)
+    base, extra = reqs[:1000], reqs[1000:]
+    plan = place_all(empty_plan(cluster(400)), base)[1]
+    samples, cpu = [], []
+    for _ in range(repeats):
+        for r in extra:
+            t, c = time.perf_counter(), time.process_time()
+            place(plan, r)
+            samples.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.process_time() - c) * 1000)
+    samples.sort()
+    figures = {"lowcost_place_p50_ms_1000_plan": statistics.median(samples),
+               "lowcost_place_p99_ms_1000_plan": samples[int(0.99 * (len(samples) - 1))],
+               "lowcost_place_cpu_p50_ms_1000_plan": statistics.median(cpu),
+               "lowcost_plan_jobs": len(plan.placements)}
+    for label, nodes in (("tight", 150), ("roomy", 400)):
+        for name, agent in (("lowcost", lowcost), ("greedy", greedy)):
+            t = time.perf_counter()
+            decisions, final = place_all(empty_plan(cluster(nodes)), base, agent)
+            figures[f"{name}_{label}_place_1000_seconds"] = time.perf_counter() - t
+            figures[f"{name}_{label}_accepted"] = sum(d.accepted for d in decisions)
+            for key, value in stats(final).items():
+                figures[f"{name}_{label}_{key}_load"] = value
+    figures["cluster_nodes_tight"], figures["cluster_nodes_roomy"] = 150, 400
+    return figures
+
+
+def small_instance(seed: int) -> list[ReservationRequest]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(5):
+        period = int(rng.choice([24, 12, 8, 6]))
+        stages = tuple(Stage(int(rng.integers(1, 5)), int(rng.integers(1, 3))) for _ in range(int(rng.integers(1, 4))))
+        width = int(min(period, sum(s.steps for s in stages) + rng.integers(0, period)))
+        a = int(rng.integers(0, period))
+        out.append(ReservationRequest(f"j{i}", Resources(1024, 1), stages, period, a, a + width - 1))
+    return out
+
+
+def bench_cpsat(instances: int) -> dict:
+    ratios, unproven = [], 0
+    for seed in range(instances):
+        plan = empty_plan(Resources(40 * 1024, 40), lcm_steps=24)
+        reqs = small_instance(seed)
+        decisions, online = place_all(plan, reqs)
+        if not all(d.accepted for d in decisions):
+            unproven += 1
+            continue
+        best = optimum(plan, reqs, time_limit_s=30, hint=[d.placement for d in decisions])
+        if best.status != "OPTIMAL":
+            unproven += 1
+            continue
+        ratios.append(float(online.cost().max() / best.peak))
+    return {"cpsat_competitive_ratio": statistics.mean(ratios), "cpsat_competitive_ratio_max": max(ratios),
+            "cpsat_instances_optimal": len(ratios), "cpsat_instances_left_out": unproven}
+
+
+def measure_e2e() -> dict:
+    """900 reservations planned and submitted through rm_client against the emulator: the YARN
+    side (second wave) replaces this with the measurement."""
+    return {"e2e_900_seconds": None}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cpsat-instances", type=int, default=20)
+    ap.add_argument("--child-lp", nargs=3, type=int, metavar=("RUNS", "STEPS", "REPEATS"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child_lp:
+        child_lp(*args.child_lp)
+        return
+    big, small = bench_lp(30, 1440, args.repeats), bench_lp(10, 288, args.repeats)
+    figures: dict = {
+        "skyline_lp_30x1440_seconds": big["seconds"],
+        "skyline_lp_30x1440_cpu_seconds": big["cpu_seconds"],
+        "skyline_lp_30x1440_peak_rss_mb": big["peak_rss_mb"],
+        "skyline_lp_30x1440_solves": big["rounds"],
+        "skyline_lp_10x288_seconds": small["seconds"],
+        "skyline_lp_10x288_cpu_seconds": small["cpu_seconds"],
+        "skyline_lp_10x288_speedup_vs_estimator": ESTIMATOR_10X288_S / small["seconds"],
+        "skyline_lp_10x288_estimator_lp_seconds": small["estimator_lp_seconds"],
+    }
+    figures.update(bench_lowcost(args.repeats))
+    figures.update(bench_cpsat(args.cpsat_instances))
+    figures.update(measure_e2e())
+    targets = {"skyline_lp_30x1440_seconds": 2.0, "skyline_lp_30x1440_peak_rss_mb": 500.0,
+               "skyline_lp_10x288_seconds": ESTIMATOR_10X288_S / 100, "lowcost_place_p50_ms_1000_plan": 5.0,
+               "e2e_900_seconds": 10.0}
+    flat = {
+        "skyline_lp_30x1440_seconds": figures["skyline_lp_30x1440_seconds"],
+        "skyline_lp_30x1440_peak_rss_mb": figures["skyline_lp_30x1440_peak_rss_mb"],
+        "skyline_lp_10x288_seconds": figures["skyline_lp_10x288_seconds"],
+        "lowcost_place_p50_ms_1000_plan": figures["lowcost_place_p50_ms_1000_plan"],
+        "e2e_900_seconds": figures["e2e_900_seconds"],
+        "lowcost_accepted": figures["lowcost_tight_accepted"],
+        "greedy_accepted": figures["greedy_tight_accepted"],
+        "lowcost_peak_load": figures["lowcost_roomy_peak_load"],
+        "greedy_peak_load": figures["greedy_roomy_peak_load"],
+        "cpsat_competitive_ratio": figures["cpsat_competitive_ratio"],
+    }
+    notes = {
+        "e2e_900_seconds": "not yet measured: needs the YARN side (submission through rm_client to the emulator)",
+        "lowcost_accepted": "of 1,000 requests on the tight cluster (150 nodes of 128 GB / 32 vcores)",
+        "lowcost_peak_load": "max over the day of c(t) on the roomy cluster (400 nodes), where both agents accept all",
+        "skyline_lp_10x288_seconds": f"target: 100x faster than the Estimator's {ESTIMATOR_10X288_S:g} s (issue figure)",
+        "skyline_lp_30x1440_peak_rss_mb": "ru_maxrss of a fresh process (Python, numpy, HiGHS and the fit)",
+        "cpu": "*_cpu_* figures are process CPU time: on a shared machine wall time includes waiting for a core",
+    }
+    result = {"name": "morpheus", "command": "python bench/morpheus.py " + " ".join(sys.argv[1:]),
+              "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
+              "figures": figures, "targets": targets, "notes": notes, **flat}
+    out = ROOT / "bench" / "results" / "morpheus.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    width = max(len(k) for k in figures)
+    for key, value in figures.items():
+        target = f"  (target {targets[key]:g})" if key in targets else ""
+        shown = "null (not yet measured)" if value is None else (f"{value:12.4f}" if isinstance(value, float) else f"{value:12d}")
+        print(f"{key:<{width}}  {shown}{target}")
+    print(f"wrote {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
