@@ -88,7 +88,7 @@ def _stage(f: _Folded, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, period: in
            gang: int) -> np.ndarray | None:
     """One stage for E end points at once: gangs per step, shape (E, Lmax) with column r the step
     hi − r (right to left), over the intervals [lo, hi] (unrolled offsets); rows that do not fit
-    are all −1. See the module doc for the one-pass greedy."""
+    are all −1. See the module doc for the reach and the fill."""
     length = hi - lo + 1
     lmax = int(length.max())
     r = np.arange(lmax)

@@ -122,11 +122,12 @@ class ProvenanceGraph:
         """First read of `path` (or of a file under it) after `t` by a named actor other than
         `exclude_run`, before `path` is written again: (time, consumer label)."""
         end = self.next_write_after(path, t)
-        lo = bisect.bisect_left(self._read_paths, path)
+        prefix = path.rstrip("/") + "/"
+        # The path itself, then the paths under it ("/" sorts just before "0").
+        lo = bisect.bisect_left(self._read_paths, prefix)
+        hi = bisect.bisect_left(self._read_paths, prefix[:-1] + "0")
         best: tuple[float, str] | None = None
-        for p in self._read_paths[lo:]:
-            if p != path and not p.startswith(path + "/"):
-                break
+        for p in ([path] if path in self.reads else []) + self._read_paths[lo:hi]:
             for rt, rid, actor in self.reads[p]:
                 if rt < t or (end is not None and rt >= end):
                     continue

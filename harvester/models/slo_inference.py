@@ -27,8 +27,8 @@ How each quantity is measured (choices the paper leaves open):
   it; an input written before its period began counts as available at the period start (0).
 - T_outRead is the first read of any output by a named actor other than the run itself, before
   the output is rewritten (harvester.models.provenance explains what is a read and what is not).
-- "Problematic" jobs (§7: high CV of T_start − T_inAvail or T_outRead − T_end) get LowCost's
-  alignment penalty: both CVs above `problematic_cv`.
+- "Problematic" jobs (§7: "high CV for T_start − T_inAvail, T_outRead − T_end") get LowCost's
+  alignment penalty: either CV above `problematic_cv`.
 A job without an actionable deadline is reported with the reason; nothing is guessed for it.
 """
 
@@ -101,6 +101,7 @@ class JobSlo:
     reason: str
     producers: tuple[str, ...] = ()
     consumers: tuple[str, ...] = ()
+    grid_origin_s: float = 0.0  # period starts are grid_origin_s + n · period_s
 
     @property
     def late_runs(self) -> tuple[str, ...]:
@@ -120,11 +121,12 @@ class SloModel:
         return next((j for j in self.jobs if j.job == name), None)
 
 
-def window(slo: JobSlo, t: float, origin_s: float = 0.0) -> tuple[float, float]:
+def window(slo: JobSlo, t: float) -> tuple[float, float]:
     """(earliest start, deadline) in epoch seconds for the period containing `t` (predict)."""
     if not slo.actionable or slo.period_s is None:
         raise ValueError(f"{slo.job} has no actionable SLO: {slo.reason}")
-    start = origin_s + math.floor((t - origin_s) / slo.period_s) * slo.period_s
+    origin = slo.grid_origin_s
+    start = origin + math.floor((t - origin) / slo.period_s) * slo.period_s
     return start + slo.earliest_start_s, start + slo.deadline_s
 
 
@@ -176,7 +178,7 @@ def _fit_job(name: str, runs: list[RunRecord], graph: ProvenanceGraph, params: S
     def none(reason: str, period: float | None = None, aligned: bool = False,
              periods: tuple[PeriodTimes, ...] = ()) -> JobSlo:
         return JobSlo(name, len(runs), period, aligned, periods, None, None, None, None, False, False, reason,
-                      tuple(producers), tuple(consumers))
+                      tuple(producers), tuple(consumers), params.grid_origin_s)
 
     if len(runs) < params.min_periods:
         return none(f"too few runs ({len(runs)} < {params.min_periods})")
@@ -202,8 +204,8 @@ def _fit_job(name: str, runs: list[RunRecord], graph: ProvenanceGraph, params: S
         for p in rows)
     gaps_in = [p.start - p.in_avail for p in rows if p.in_avail is not None]
     gaps_out = [p.out_read - p.end for p in read if p.end is not None]
-    problematic = bool(gaps_in and gaps_out and _cv(gaps_in) > params.problematic_cv
-                       and _cv(gaps_out) > params.problematic_cv)
+    problematic = bool((gaps_in and _cv(gaps_in) > params.problematic_cv)
+                       or (gaps_out and _cv(gaps_out) > params.problematic_cv))
     if cv > params.max_cv:
         reason = f"output read time too variable: CV(T_outRead) {cv:.3f} > {params.max_cv}"
     elif slack_ratio is None or slack_ratio < params.min_slack_ratio:
@@ -217,9 +219,9 @@ def _fit_job(name: str, runs: list[RunRecord], graph: ProvenanceGraph, params: S
                   f"(P = {period:g}s); CV(T_outRead) {cv:.3f} <= {params.max_cv}, "
                   f"slack ratio {slack_ratio:.2f} >= {params.min_slack_ratio}")
         return JobSlo(name, len(runs), period, aligned, rows, earliest, deadline, cv, slack_ratio, problematic,
-                      True, reason, tuple(producers), tuple(consumers))
+                      True, reason, tuple(producers), tuple(consumers), params.grid_origin_s)
     return JobSlo(name, len(runs), period, aligned, rows, None, None, cv, slack_ratio, problematic, False, reason,
-                  tuple(producers), tuple(consumers))
+                  tuple(producers), tuple(consumers), params.grid_origin_s)
 
 
 def _period_rows(runs: list[RunRecord], graph: ProvenanceGraph, period: float, params: SloParams) -> list[PeriodTimes]:

@@ -145,3 +145,34 @@ def test_an_input_written_before_the_period_counts_from_the_period_start() -> No
                 FileAccess(a.time - 7200, a.access, a.path, a.run_id, a.actor, a.op) for a in accesses]
     etl = fit_slo(build_graph(accesses, runs)).job("etl")
     assert etl.periods[0].in_avail == 0.0 and etl.periods[1].in_avail == pytest.approx(1.0)
+
+
+def test_a_directory_commit_is_read_through_its_files_and_not_through_its_siblings() -> None:
+    run = RunRecord("etl", "application_1700000000000_0001", 0.0, 1.0, 10.0)
+    graph = build_graph([
+        FileAccess(9.0, Access.WRITE, "/out/h1", run.run_id, "am", "rename"),  # the whole directory
+        FileAccess(11.0, Access.READ, "/out/h1-old/part-0", None, "CLI", "open"),  # a sibling, sorted in between
+        FileAccess(12.0, Access.READ, "/out/h10/part-0", None, "CLI", "open"),  # another sibling
+        FileAccess(15.0, Access.READ, "/out/h1/part-0", None, "report", "open"),
+    ], [run])
+    assert graph.first_read_after("/out/h1", 9.0, exclude_run=run.run_id) == (15.0, "client:report")
+    assert graph.consumers(run.run_id) == {"client:report"}
+
+
+def test_jobs_whose_inputs_arrive_erratically_are_problematic() -> None:
+    steady = fit_slo(build_graph(*history([2400.0] * 6))).job("etl")
+    accesses, runs = history([2400.0] * 6)
+    late = {0: 1.0, 1: 500.0, 2: 1.0, 3: 550.0, 4: 1.0, 5: 520.0}  # input written this far into the period
+    accesses = [FileAccess(a.time - 1.0 + late[int(a.path[5:])], a.access, a.path, a.run_id, a.actor, a.op)
+                if a.path.startswith("/in/") and a.access is Access.WRITE else a for a in accesses]
+    erratic = fit_slo(build_graph(accesses, runs)).job("etl")
+    assert not steady.problematic and erratic.problematic and erratic.actionable
+
+
+def test_the_period_grid_can_start_at_local_midnight() -> None:
+    accesses, runs = history([2400.0] * 6)
+    params = SloParams(grid_origin_s=-3600.0 * 5)  # UTC-5 local midnight; hourly periods line up either way
+    etl = fit_slo(build_graph(accesses, runs), params).job("etl")
+    assert etl.grid_origin_s == -18000.0 and etl.deadline_s == pytest.approx(2400.0)
+    start = etl.periods[-1].period_start + 3600.0
+    assert window(etl, start + 1.0) == pytest.approx((start + etl.earliest_start_s, start + 2400.0))
