@@ -4,6 +4,9 @@ the real Resource Estimator's answer on the fixtures' input, multi-resource fitt
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -127,6 +130,16 @@ def test_same_objective_as_the_resource_estimator_on_its_own_input(fixtures_dir)
     assert ours.objective == pytest.approx(theirs, abs=1e-6)
     assert round_up(ours.fitted, 1).sum() == 838 == est_vc.sum()  # = the largest run's total
     np.testing.assert_array_equal(est_mem, est_vc * 1024)
+
+
+def test_same_objective_as_the_fixtures_lp_reference_script(fixtures_dir) -> None:
+    root = fixtures_dir / "resourceestimator-3.3.6"
+    out = subprocess.run([sys.executable, "lp-reference.py", "etl_daily-3runs.txt"], cwd=root, check=True,
+                         capture_output=True, text=True, timeout=120).stdout
+    reference = float(re.search(r"objective: ([0-9.]+)", out).group(1))  # printed to 6 decimals
+    log = parse_native_log((root / "etl_daily-3runs.txt").read_text().splitlines())
+    ours = solve_skyline_lp(usage_matrix([r.skyline.vcores for r in log.runs]), 0.1, beta=0.1)
+    assert ours.objective == pytest.approx(reference, abs=1e-6)
 
 
 # --- multi-resource fit and rounding ---------------------------------------------------------
