@@ -84,24 +84,41 @@ def _fold(plan: Plan, req: ReservationRequest) -> _Folded:
     return _Folded(*plan.folded(req.period_steps))
 
 
-def _stage(f: _Folded, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, period: int, per_step: int, gangs: int,
-           gang: int) -> np.ndarray | None:
-    """One stage for E end points at once: gangs per step, shape (E, Lmax) with column r the step
-    hi − r (right to left), over the intervals [lo, hi] (unrolled offsets); rows that do not fit
-    are all −1. See the module doc for the reach and the fill."""
-    length = hi - lo + 1
+@dataclass(frozen=True)
+class _Window:
+    """The folded plan over a request's window, position w = offset earliest + w."""
+
+    frac: np.ndarray  # (2, W) load fraction
+    free: np.ndarray  # (2, W) free resources
+    step: np.ndarray  # (2, W) cost of one container
+    q: np.ndarray  # (2,) one container
+
+
+def _window(f: _Folded, req: ReservationRequest) -> _Window:
+    idx = np.arange(req.earliest, req.deadline + 1) % req.period_steps
+    q = np.array([req.container.memory_mb, req.container.vcores], dtype=np.int64)
+    return _Window(f.frac[:, idx], f.free[:, idx], q[:, None] * f.inv[:, idx], q)
+
+
+def _stage(win: _Window, lo: np.ndarray, hi: np.ndarray, per_step: int, gangs: int, gang: int) -> np.ndarray | None:
+    """One stage for E end points at once over the window positions [lo, hi]: gangs per step,
+    shape (E, Lmax) with column r the position hi − r (right to left); rows that do not fit are
+    all −1. See the module doc for the reach and the fill."""
+    # Each used step holds a gang and the used steps are contiguous from hi: at most G of them.
+    length = np.minimum(hi - lo + 1, gangs)
     lmax = int(length.max())
     r = np.arange(lmax)
+    pos = hi[:, None] - r[None, :]
     valid = r[None, :] < length[:, None]
-    idx = (hi[:, None] - r[None, :]) % period
-    gq = gang * q
-    cap = np.minimum(np.minimum(f.free[MEM][idx] // gq[MEM], f.free[VC][idx] // gq[VC]), per_step)
+    pos[~valid] = 0
+    free = win.free[:, pos] // (gang * win.q)[:, None, None]
+    cap = np.minimum(np.minimum(free[MEM], free[VC]), per_step)
     cap[~valid] = 0
     jmax = int(min(per_step, gangs, max(1, cap.max())))
-    j = np.arange(1, jmax + 1)
-    cost = np.maximum(f.frac[MEM][idx][:, :, None] + j * (gq[MEM] * f.inv[MEM][idx])[:, :, None],
-                      f.frac[VC][idx][:, :, None] + j * (gq[VC] * f.inv[VC][idx])[:, :, None])
-    cost[j[None, None, :] > cap[:, :, None]] = np.inf
+    j = np.arange(1, jmax + 1, dtype=float) * gang
+    frac, step = win.frac[:, pos], win.step[:, pos]
+    cost = np.maximum(frac[MEM][:, :, None] + step[MEM][:, :, None] * j, frac[VC][:, :, None] + step[VC][:, :, None] * j)
+    cost[np.arange(1, jmax + 1) > cap[:, :, None]] = np.inf
     reach = np.maximum.accumulate(cost[:, :, 0], axis=1)  # E_t: the level that reaches step t
     unlock = np.empty_like(reach)
     unlock[:, 0] = -np.inf
@@ -112,7 +129,6 @@ def _stage(f: _Folded, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, period: in
     # Pass 1, the reach: the G-th lowest level λ; a step is reached when its entry level E_t is
     # below λ, or equal to it and early enough among the ties (row-major order: later step first).
     lam = np.partition(flat, gangs - 1, axis=1)[:, gangs - 1]
-    fits = np.isfinite(lam)
     ties_left = gangs - (flat < lam[:, None]).sum(axis=1)
     tie_rank = np.cumsum(flat == lam[:, None], axis=1)[:, ::jmax]  # ties up to each step's first gang
     reached = (reach < lam[:, None]) | ((reach == lam[:, None]) & (tie_rank <= ties_left[:, None]))
@@ -132,48 +148,45 @@ def _stage(f: _Folded, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, period: in
         rows = np.broadcast_to(np.arange(len(hi))[:, None], more.shape)
         np.add.at(counts, (rows[take], (more // (jmax - 1))[take]), 1)
     counts *= gang
-    counts[~fits] = -1
+    counts[~np.isfinite(lam)] = -1
     return counts
 
 
-def _lowcost_ends(f: _Folded, req: ReservationRequest, q: np.ndarray, ends: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Stages in reverse order for every end point: (containers per window step (E, W), fits (E,))."""
-    period, a = req.period_steps, req.earliest
-    width = req.deadline - a + 1
-    alloc = np.zeros((len(ends), width), dtype=np.int64)
+def _lowcost_ends(win: _Window, req: ReservationRequest, ends: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Stages in reverse order for every end point: (containers per window position (E, W), fits (E,))."""
+    a = req.earliest
+    alloc = np.zeros((len(ends), req.deadline - a + 1), dtype=np.int64)
     alive = np.ones(len(ends), dtype=bool)
-    tau_r = np.array(ends, dtype=np.int64)
+    tau_r = np.array(ends, dtype=np.int64) - a  # window positions from here on
     stages = req.stages
     demand = np.cumsum([s.containers * s.steps for s in stages])
     steps = np.cumsum([s.steps for s in stages])
     for k in range(len(stages) - 1, -1, -1):
-        remainder = tau_r - a + 1 - steps[k]
+        remainder = tau_r + 1 - steps[k]
         alive &= remainder >= 0
         if not alive.any():
             break
         share = stages[k].containers * stages[k].steps / demand[k]
         lo = tau_r - (stages[k].steps + np.floor(np.maximum(remainder, 0) * share).astype(np.int64)) + 1
         rows = np.nonzero(alive)[0]
-        got = _stage(f, q, lo[rows], tau_r[rows], period, stages[k].containers // stages[k].gang,
-                     stages[k].gangs, stages[k].gang)
+        got = _stage(win, lo[rows], tau_r[rows], stages[k].containers // stages[k].gang, stages[k].gangs,
+                     stages[k].gang)
         if got is None:
             alive[:] = False
             break
         ok = got[:, 0] >= 0
         alive[rows[~ok]] = False
         rows, got = rows[ok], got[ok]
-        i, r = np.nonzero(got > 0)  # column r is step tau_r − r; used columns are a prefix
-        alloc[rows[i], tau_r[rows[i]] - r - a] = got[i, r]
+        i, r = np.nonzero(got > 0)  # column r is position tau_r − r; used columns are a prefix
+        alloc[rows[i], tau_r[rows[i]] - r] = got[i, r]
         tau_r[rows] -= (got > 0).sum(axis=1)  # the next stage ends right before this one
     return alloc, alive
 
 
-def _score(f: _Folded, req: ReservationRequest, q: np.ndarray, alloc: np.ndarray,
+def _score(win: _Window, req: ReservationRequest, alloc: np.ndarray,
            weight: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(peak cost over the allocated steps + alignment penalty, total cost there, peak) per end point."""
-    idx = np.arange(req.earliest, req.deadline + 1) % req.period_steps
-    after = np.maximum(f.frac[MEM][idx] + alloc * (q[MEM] * f.inv[MEM][idx]),
-                       f.frac[VC][idx] + alloc * (q[VC] * f.inv[VC][idx]))
+    after = np.maximum(win.frac[MEM] + alloc * win.step[MEM], win.frac[VC] + alloc * win.step[VC])
     used = alloc > 0
     peak = np.where(used, after, -np.inf).max(axis=1)
     total = np.where(used, after, 0.0).sum(axis=1)
@@ -198,16 +211,16 @@ def _ends(req: ReservationRequest, n: int) -> list[int]:
 def lowcost(plan: Plan, req: ReservationRequest, params: PackingParams = PackingParams()) -> PlacementDecision:
     """LowCost's decision for `req` on `plan` (module doc); the plan is not changed."""
     f = _fold(plan, req)
-    q = np.array([req.container.memory_mb, req.container.vcores], dtype=np.int64)
     ends = _ends(req, params.end_points)
     if not ends:
         return PlacementDecision(req.job_id, False, None, f"rejected: window [{req.earliest}, {req.deadline}] is "
                                                           f"shorter than the {req.min_steps} steps of the stages")
-    alloc, alive = _lowcost_ends(f, req, q, ends)
+    win = _window(f, req)
+    alloc, alive = _lowcost_ends(win, req, ends)
     if not alive.any():
         return PlacementDecision(req.job_id, False, None, f"rejected: no room: none of {len(ends)} end points in "
                                                           f"[{ends[-1]}, {ends[0]}] fits every stage under capacity")
-    score, total, peak = _score(f, req, q, alloc, params.alignment_weight)
+    score, total, peak = _score(win, req, alloc, params.alignment_weight)
     # Lowest peak (+ penalty), then lowest total cost, then the earliest end (ends are descending).
     best = min(np.nonzero(alive)[0], key=lambda e: (score[e], total[e], -e))
     used = np.nonzero(alloc[best])[0]
