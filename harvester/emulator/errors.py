@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harvester.emulator.jsonfmt import dumps
+from harvester.emulator.render_common import dumps
 
 JSON_TYPE = "application/json;charset=utf-8"
 NULL_CHARSET_JSON_TYPE = "application/json;charset=null"

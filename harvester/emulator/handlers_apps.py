@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harvester.domain import Resources
 from harvester.emulator import errors
@@ -22,13 +22,11 @@ from harvester.emulator.render_apps import (
     attempts,
     container_info,
     containers,
-    timeout_info,
+    timeout,
 )
-from harvester.emulator.render_common import resource
-from harvester.emulator.routes import Reply, Request
-
-if TYPE_CHECKING:
-    from harvester.emulator.routes import Router
+from harvester.emulator.render_common import res
+from rm_client.wire.app_ops import NewApplication, encode_app_timeout, encode_app_timeouts, encode_new_application
+from harvester.emulator.messages import Reply, Request, RouteTable
 
 _APP_ID = re.compile(r"application_\d+_\d+$")
 CLASS_CAST = ("class org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.PlanQueue cannot be cast to class "
@@ -70,7 +68,7 @@ def _filter_apps(emu: Any, req: Request) -> list[App]:
     return out[: int(limit)] if limit else out
 
 
-def register(r: Router) -> None:
+def register(r: RouteTable) -> None:
     emu = r.emu
 
     def user(req: Request) -> str:
@@ -96,8 +94,8 @@ def register(r: Router) -> None:
 
     def new_application(req: Request, _: dict[str, str]) -> Reply:
         m = emu.model
-        biggest = resource(int(m.total_mem.max()) if len(m) else 0, int(m.total_vcores.max()) if len(m) else 0)
-        return Reply.json({"application-id": emu.apps_mgr.new_application_id(), "maximum-resource-capability": biggest})
+        biggest = Resources(int(m.total_mem.max()) if len(m) else 0, int(m.total_vcores.max()) if len(m) else 0)
+        return Reply.json(encode_new_application(NewApplication(emu.apps_mgr.new_application_id(), res(biggest))))
 
     r.add("POST", "/ws/v1/cluster/apps/new-application", new_application)
 
@@ -184,7 +182,8 @@ def register(r: Router) -> None:
             leaf = emu.queues.leaf_for_move(target)
         except QueueError:
             raise errors.remote(500, "java.lang.reflect.UndeclaredThrowableException", None) from None
-        app.leaf, app.queue = leaf, target
+        emu.scheduler.move(app, leaf)  # with its running containers, at once (queue-move-and-priority)
+        app.queue = target
         return Reply.json({"queue": target})
 
     r.add("GET", "/ws/v1/cluster/apps/{appid}/queue", lambda req, p: Reply.json({"queue": app_of(p["appid"]).queue}))
@@ -193,7 +192,9 @@ def register(r: Router) -> None:
     def put_priority(req: Request, p: dict[str, str]) -> Reply:
         app = app_of(p["appid"])
         wanted = as_int(body_of(req).get("priority"))
-        if emu.queues.is_reservation_leaf(app.leaf):
+        # CapacityScheduler.updateApplicationPriority casts the queue the app NAMES to a LeafQueue:
+        # a reservable queue is a PlanQueue, so every app submitted to root.default fails
+        if emu.queues.reservable(app.queue) is not None:
             raise errors.remote(500, "java.lang.ClassCastException", CLASS_CAST)
         app.priority = emu.queues.clamp_priority(wanted)
         return Reply.json({"priority": app.priority})
@@ -203,13 +204,13 @@ def register(r: Router) -> None:
     r.add("PUT", "/ws/v1/cluster/apps/{appid}/priority", put_priority)
 
     r.add("GET", "/ws/v1/cluster/apps/{appid}/timeouts",
-          lambda req, p: Reply.json({"timeouts": {"timeout": [timeout_info(emu, app_of(p["appid"]))]}}))
+          lambda req, p: Reply.json(encode_app_timeouts([timeout(emu, app_of(p["appid"]))])))
 
     def one_timeout(req: Request, p: dict[str, str]) -> Reply:
         app = app_of(p["appid"])
         if p["type"].upper() != "LIFETIME":
             raise errors.bad_request_wrapped(f"Invalid application timeout type {p['type']}")
-        return Reply.json({"timeout": timeout_info(emu, app)})
+        return Reply.json(encode_app_timeout(timeout(emu, app)))
 
     r.add("GET", "/ws/v1/cluster/apps/{appid}/timeouts/{type}", one_timeout)
 
@@ -225,6 +226,6 @@ def register(r: Router) -> None:
         except ValueError:
             raise errors.bad_request_wrapped(f"Invalid date format: {doc.get('expiryTime')}") from None
         emu.apps_mgr.set_lifetime(app, int(expiry.timestamp() * 1000))
-        return Reply.json({"timeout": timeout_info(emu, app)})
+        return Reply.json(encode_app_timeout(timeout(emu, app)))
 
     r.add("PUT", "/ws/v1/cluster/apps/{appid}/timeout", put_timeout)

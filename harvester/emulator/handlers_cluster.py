@@ -7,18 +7,23 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
 
 from harvester.emulator import errors
 from harvester.emulator.bodies import as_int, ensure_object, parse_body
-from harvester.emulator.render_cluster import NodeRenderer, app_statistics, cluster_info, cluster_info_xml, metrics
-from harvester.emulator.render_common import resource
+from harvester.emulator.render_cluster import (
+    NodeRenderer,
+    app_statistics,
+    cluster_info,
+    cluster_info_xml,
+    metrics,
+    user_info,
+)
+from rm_client.wire.nodes import encode_node_resource_info
+from rm_client.wire.reservations import encode_new_reservation
+from rm_client.wire.resources import Resource
 from harvester.emulator.render_misc import nm_containers, nm_info, reservation_list
 from harvester.emulator.render_scheduler import SchedulerView
-from harvester.emulator.routes import Reply, Request
-
-if TYPE_CHECKING:
-    from harvester.emulator.routes import Router
+from harvester.emulator.messages import Reply, Request, RouteTable
 
 SIGNALS = ("OUTPUT_THREAD_DUMP", "GRACEFUL_SHUTDOWN", "FORCEFUL_SHUTDOWN")
 _CONTAINER_ID = re.compile(r"container_(e\d+_)?\d+_\d+_\d+_\d+$")
@@ -29,7 +34,7 @@ KERBEROS_ONLY = ("Delegation token operations can only be carried out on a Kerbe
                  "Expected auth type is kerberos, got type null")
 
 
-def register(r: Router) -> None:
+def register(r: RouteTable) -> None:
     emu = r.emu
     nodes = NodeRenderer()
 
@@ -44,8 +49,7 @@ def register(r: Router) -> None:
 
     for path in ("/ws/v1/cluster", "/ws/v1/cluster/info"):
         r.add("GET", path, info)
-    r.add("GET", "/ws/v1/cluster/userinfo",
-          lambda req, _: Reply.json({"rmLoginUser": emu.config.rm_login_user, "requestedUser": user(req)}))
+    r.add("GET", "/ws/v1/cluster/userinfo", lambda req, _: Reply.json(user_info(emu, user(req))))
     r.add("GET", "/ws/v1/cluster/metrics", lambda req, _: Reply.json(metrics(emu)))
     r.add("GET", "/ws/v1/cluster/scheduler", lambda req, _: Reply.json(SchedulerView(emu).render()))
     r.add("GET", "/ws/v1/cluster/appstatistics", lambda req, _: Reply.json(
@@ -97,7 +101,7 @@ def register(r: Router) -> None:
         timeout = as_int(body.get("overCommitTimeout"), 0)
         i = node_of(node_id)
         emu.update_node_resource(i, mem, vc, timeout)
-        return Reply.json({"resourceInfo": resource(mem, vc)})
+        return Reply.json(encode_node_resource_info(Resource(mem, vc)))
 
     r.add("POST", "/ws/v1/cluster/nodes/{node}/resource", node_resource)
     r.add("GET", "/ws/v1/cluster/nodes/{node}/get-labels", lambda req, p: Reply.json({}))
@@ -149,7 +153,7 @@ def register(r: Router) -> None:
     # --- reservations ---------------------------------------------------------------------
 
     r.add("POST", "/ws/v1/cluster/reservation/new-reservation",
-          lambda req, _: Reply.json({"reservation-id": emu.plan.new_reservation_id()}))
+          lambda req, _: Reply.json(encode_new_reservation(emu.plan.new_reservation_id())))
 
     def submit(req: Request, _: dict[str, str]) -> Reply:
         emu.plan.submit(parse_body(req.body, req.content_type), user(req))
@@ -183,8 +187,8 @@ def register(r: Router) -> None:
         if command not in SIGNALS:
             raise errors.plain(400, f"Invalid command: {command}, valid commands are: [{', '.join(SIGNALS)}]")
         rec = emu.containers.get(cid)
-        if rec is None or not rec.live:
-            raise errors.plain(500, f"Container {cid} is not running")  # not recorded: the emulator's choice
+        if rec is None or not rec.live:  # ClientRMService.signalToContainer, as RMWebServices passes it on
+            raise errors.plain(500, f"Trying to signal an absent container {cid}")
         if command != "OUTPUT_THREAD_DUMP":
             emu.signal_container(cid, graceful=command == "GRACEFUL_SHUTDOWN")
         return Reply(200)

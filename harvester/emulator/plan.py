@@ -1,29 +1,39 @@
 """The reservation system's operations and its plan follower (fixtures README, scenarios).
 
 - submit -> 202 with an empty body; update / delete -> 200 `{}`; list -> mapped JSON.
-- The plan follower (1 s) creates a reservation's queue under the plan queue when its
-  allocation starts and removes it when the allocation ends or the reservation was deleted
-  (scenarios/reservation-lifecycle: deleted reservations' queues still listed 0.07 s later).
-  Apps can only be submitted into a reservation whose queue exists.
-- A new reservation queue has effective resource 0 (recorded: maxAMLimitPercentage 0,
-  effectiveMaxResource 0), so its apps wait in ACCEPTED until the cluster resource changes:
-  any node-resource update releases them ~2 s later.
-- When a reservation ends its apps move (with their containers) to `root.default-default`
-  and continue; when it is deleted they move too but stay ACCEPTED ("Queue's AM resource
-  limit exceeded ... <memory:0, vCores:0>") until the cluster resource changes.
+- Update is an internal delete + add (RM log "Sucessfully deleted reservation ... Successfully
+  added ... Successfully updated"): the reservation keeps its id and queue, its running apps
+  are not disturbed, the new allocation is what the follower uses from its next step.
+- Delete of an id the reservation system never accepted: 400 "... is unknown"; of one it
+  accepted and already deleted: 400 IllegalArgumentException "The specified Reservation with
+  ID ... does not exist in the plan" (captures err-reservation-delete-already-deleted,
+  scenarios/recurring-reservation-update). (Update of a deleted id answers the same plan error
+  here; that answer was not recorded.)
+- The plan follower (AbstractSchedulerPlanFollower.synchronizePlan, every plan step, "now"
+  rounded up to the step): creates the queue of every current reservation, removes the queues
+  of the others (their apps move with their containers to the plan's `-default` queue),
+  sets each reservation queue's capacity to its entitlement / the plan's resources with
+  maximum 100 %, and gives the `-default` queue the rest. It only sets percentages: effective
+  resources follow at the next cluster resource change (queues.py, capacity.py).
+- An app moved out of a DELETED reservation before its AM started stays ACCEPTED with "Queue's
+  AM resource limit exceeded ... <memory:0, vCores:0>" until the cluster resource changes
+  (reservation-lifecycle, R1); the mechanism behind that limit was not pinned down, so the
+  recorded behaviour is reproduced as such. An app whose AM runs (recurring-reservation, app2)
+  continues in the `-default` queue at once.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import math
+from typing import Any
 
 from harvester.domain import Resources
 from harvester.emulator import errors
 from harvester.emulator.bodies import ensure_object
+from harvester.emulator.capacity import effective, share
 from harvester.emulator.lifecycle import APP_TERMINAL, ReservationState
 from harvester.emulator.planner import Commitment, Planner, PlanningError, check_quota
 from harvester.emulator.queues import QueueConfig
-from harvester.emulator.records import App
 from harvester.emulator.reservations import (
     Definition,
     Reservation,
@@ -35,15 +45,13 @@ from harvester.emulator.reservations import (
     validate_definition,
 )
 
-if TYPE_CHECKING:
-    from harvester.emulator.state import Emulator
-
-NUDGE_DELAY_S = 2.0
 DEF_NULL = "Input ReservationDefinition should not be null"
 
 
 class ReservationSystem:
-    def __init__(self, emu: Emulator) -> None:
+    """The `Emulator` (state.py) owns this component; not imported here so imports stay one-way."""
+
+    def __init__(self, emu: Any) -> None:
         self.emu = emu
         self.reservations: dict[str, Reservation] = {}
         self.seq = 0
@@ -55,10 +63,9 @@ class ReservationSystem:
 
     def plan_capacity(self) -> Resources:
         cfg = self.plan_config()
-        cluster = self.emu.cluster_resource()
         if cfg is None:
             return Resources(0, 0)
-        return Resources(int(cluster.memory_mb * cfg.capacity / 100), int(cluster.vcores * cfg.capacity / 100))
+        return effective(self.emu.cluster_resource(), cfg.capacity)
 
     def live(self) -> list[Reservation]:
         return [r for r in self.reservations.values() if r.lifecycle.state is not ReservationState.DELETED]
@@ -66,13 +73,6 @@ class ReservationSystem:
     def with_queue(self) -> list[Reservation]:
         """Reservations whose queue exists under the plan queue now."""
         return [r for r in self.reservations.values() if r.has_queue]
-
-    def leaf_limit(self, leaf: str) -> Resources:
-        """Effective resource of a reservation queue: its allocation now, once nudged."""
-        res = self.reservations.get(leaf)
-        if res is None or not res.has_queue or not res.queue_nudged:
-            return Resources(0, 0)
-        return res.reserved_at(self.emu.now_ms())
 
     def app_leaf(self, rid: str) -> str | None:
         res = self.reservations.get(rid)
@@ -104,10 +104,12 @@ class ReservationSystem:
                 "definition was provided. Please try again with a new reservation id, or consider updating the "
                 "reservation instead.")
         cfg = self._queue(doc.get("queue"))
-        validate_definition(definition, self.emu.now_ms())
-        intervals = self._admit(rid, user, definition, cfg)
-        self.reservations[rid] = Reservation(rid, cfg.name, user, definition, self.emu.now_ms(), intervals,
-                                             new_reservation_lifecycle(rid, self.emu.now))
+        validate_definition(definition, self.emu.now_ms(), self.plan_capacity())
+        placed = self._admit(rid, user, definition, cfg)
+        res = Reservation(rid, cfg.name, user, definition, self.emu.now_ms(), to_offsets(placed, definition.period),
+                          new_reservation_lifecycle(rid, self.emu.now))
+        res.start_ms, res.end_ms = placed[0].start, max(iv.end for iv in placed)
+        self.reservations[rid] = res
 
     def update(self, body: Any, user: str) -> None:
         doc = ensure_object(body)
@@ -118,10 +120,12 @@ class ReservationSystem:
         if rid is None:
             raise errors.bad_request_wrapped("Update operations must specify an existing ReservaitonId")
         res = self._existing(rid)
-        validate_definition(definition, self.emu.now_ms())
+        validate_definition(definition, self.emu.now_ms(), self.plan_capacity())
         cfg = self.emu.queues.config(res.queue)
         assert cfg is not None
-        res.intervals = self._admit(rid, res.user, definition, cfg)
+        placed = self._admit(rid, res.user, definition, cfg)  # delete + add: planned without itself
+        res.intervals = to_offsets(placed, definition.period)
+        res.start_ms, res.end_ms = placed[0].start, max(iv.end for iv in placed)
         res.definition = definition
         res.accepted_at_ms = self.emu.now_ms()
 
@@ -161,76 +165,92 @@ class ReservationSystem:
 
     def _existing(self, rid: str) -> Reservation:
         res = self.reservations.get(rid)
-        if res is None or res.lifecycle.state is ReservationState.DELETED:
+        if res is None:  # the reservation system never accepted it
             raise errors.bad_request_wrapped(f"The specified reservation with ID: {rid} is unknown. Please try again "
                                              "with a valid reservation.")
+        if res.lifecycle.state is ReservationState.DELETED:  # known to the system, gone from the plan
+            raise errors.remote(400, "java.lang.IllegalArgumentException",
+                                f"The specified Reservation with ID {rid} does not exist in the plan")
         return res
 
-    def _admit(self, rid: str, user: str, d: Definition, cfg: QueueConfig) -> tuple:  # type: ignore[type-arg]
+    def _admit(self, rid: str, user: str, d: Definition, cfg: QueueConfig) -> list:  # type: ignore[type-arg]
+        """Place `d` and check the quota; the absolute first-occurrence allocation."""
         cap = self.plan_capacity()
         commitments = [r.commitment() for r in self.live()]
         try:
             placed = Planner(cap, commitments, user, cfg.instantaneous_max_capacity / 100, exclude=rid).place(
                 d.stages, d.interpreter, d.arrival, d.deadline)
-            intervals = to_offsets(placed, d.period)
-            check_quota(cap, commitments, Commitment(rid, user, intervals, d.period),
+            check_quota(cap, commitments, Commitment(rid, user, to_offsets(placed, d.period), d.period),
                         cfg.instantaneous_max_capacity / 100, cfg.average_capacity / 100, cfg.reservation_window_ms)
         except PlanningError as exc:
             raise errors.bad_request_wrapped(exc.java_text()) from None
-        return intervals
+        return sorted(placed, key=lambda iv: iv.start)
 
     # --- over time ------------------------------------------------------------------------
 
     def follow(self, t: float) -> None:
-        """The plan follower (each 1 s tick): reservation queues follow their allocations."""
-        t_ms = int(round(t * 1000))
+        """One plan-follower step at `t` (see the module docstring)."""
+        cfg = self.plan_config()
+        if cfg is None:
+            return
+        step_ms = int(round(self.emu.timing.plan_step_s * 1000))
+        now_ms = int(math.ceil(round(t * 1000) / step_ms) * step_ms)  # aligned UP to the plan step
+        queues, cluster = self.emu.queues, self.emu.queues.cluster
+        current = []
         for res in self.reservations.values():
             if res.lifecycle.state is ReservationState.DELETED:
-                if res.has_queue:
-                    self._release_apps(res, stuck=True)
-                    res.has_queue = False
                 continue
-            new = state_at(res, t_ms)
+            new = state_at(res, now_ms)
             if new is not res.lifecycle.state:
                 res.lifecycle.to(new, t, "plan follower")
-            if new is ReservationState.ACTIVE and not res.has_queue:
-                res.has_queue, res.queue_nudged = True, False
-            elif new is not ReservationState.ACTIVE and res.has_queue:
-                self._release_apps(res, stuck=False)
-                res.has_queue = False
+            if new is ReservationState.ACTIVE:
+                current.append(res)
+        names = {r.reservation_id for r in current}
+        for leaf in queues.reservation_leaves():
+            if leaf.name not in names:
+                self._expire(leaf.name, cfg)
+        plan_res = self.plan_capacity()
+        total = 0.0
+        for res in current:
+            leaf = queues.leaf(res.reservation_id) or queues.add_reservation_leaf(res.reservation_id, cfg)
+            res.has_queue = True
+            got = res.entitled_at(now_ms)
+            ratio = share(got, cluster) / share(plan_res, cluster) if share(plan_res, cluster) > 0 else 0.0
+            leaf.capacity, leaf.max_capacity = 100.0 * ratio, 100.0
+            total += leaf.capacity
+        default = queues.leaf(cfg.default_leaf)
+        if default is not None:
+            default.capacity = max(0.0, 100.0 - total)
 
-    def _release_apps(self, res: Reservation, *, stuck: bool) -> None:
-        """Move the reservation's live apps to the plan queue's default leaf (move-on-expiry)."""
-        cfg = self.emu.queues.config(res.queue)
-        assert cfg is not None
-        for app_id in res.apps:
-            app = self.emu.apps[app_id]
-            if app.state in APP_TERMINAL or app.leaf != res.reservation_id:
+    def _expire(self, rid: str, cfg: QueueConfig) -> None:
+        """cleanupExpiredQueues: entitlement 0, apps to the `-default` queue, queue removed."""
+        res = self.reservations.get(rid)
+        deleted = res is not None and res.lifecycle.state is ReservationState.DELETED
+        target = cfg.default_leaf
+        busy = any(a.leaf == target and a.activated and a.state not in APP_TERMINAL for a in self.emu.apps.values())
+        for app in list(self.emu.apps.values()):
+            if app.state in APP_TERMINAL or app.leaf != rid:
                 continue
-            app.leaf = cfg.default_leaf
-            if stuck and not app.registered:
+            self.emu.scheduler.move(app, target)
+            attempt = app.attempt
+            if deleted and busy and (attempt is None or attempt.am_container_id is None):
+                app.activated = False
                 app.stuck_until_resource_change = True
                 app.diagnostics = ("Application is added to the scheduler and is not yet activated. Queue's AM resource "
                                    "limit exceeded.  Details : AM Partition = <DEFAULT_PARTITION>; AM Resource Request = "
-                                   f"<memory:{app.spec.am.memory_mb}, vCores:{app.spec.am.vcores}>; Queue Resource Limit "
-                                   "for AM = <memory:0, vCores:0>; User AM Resource Limit of the queue = <memory:0, "
-                                   "vCores:0>; Queue AM Resource Usage = <memory:0, vCores:0>; ")
+                                   f"<memory:{app.am_resource.memory_mb}, vCores:{app.am_resource.vcores}>; Queue "
+                                   "Resource Limit for AM = <memory:0, vCores:0>; User AM Resource Limit of the queue = "
+                                   "<memory:0, vCores:0>; Queue AM Resource Usage = <memory:0, vCores:0>; ")
+        self.emu.queues.remove_leaf(rid)
+        if res is not None:
+            res.has_queue = False
 
-    def on_cluster_resource_change(self, now: float) -> None:
-        """Any change of the cluster resource releases waiting reservation apps ~2 s later."""
-        self.emu.events.at(now + NUDGE_DELAY_S, self._nudge)
-
-    def _nudge(self, _t: float) -> None:
-        for res in self.with_queue():
-            res.queue_nudged = True
+    def on_cluster_resource_change(self) -> None:
+        """Apps held back since their reservation was deleted may be activated again."""
         for app in self.emu.apps.values():
             app.stuck_until_resource_change = False
 
-    def on_app_finished(self, app: App) -> None:
-        """Nothing to release: the reservation's allocation is kept until it ends or is deleted."""
-        return None
-
     def reserved_now(self) -> dict[str, Resources]:
-        """Reservation queues and their allocation now (a deleted one's queue lingers until the next follow)."""
+        """Reservation queues and what the plan holds for them now."""
         now_ms = self.emu.now_ms()
-        return {r.reservation_id: r.reserved_at(now_ms) for r in self.with_queue()}
+        return {r.reservation_id: r.entitled_at(now_ms) for r in self.with_queue()}

@@ -23,6 +23,15 @@ from harvester.emulator.lifecycle import (
 )
 
 
+# What each party sees when a container ends (scenarios/overcommit-timeout, signal-and-kill).
+EXIT_PREEMPTED = -102          # the AM: "Container preempted by scheduler"
+EXIT_KILLED_BY_RM = -106       # the NM: "Container Killed by ResourceManager"
+EXIT_ABORTED = -100
+# Virtual memory the NM reports on top of a container's resident memory (captures/nodes-running:
+# an AM JVM and two `sleep` shells = 127 MB resident, 3079 MB virtual).
+VMEM_EXTRA_MB = {True: 2800.0, False: 14.0}  # keyed by "is an AM"
+
+
 class AmKind(str, Enum):
     """How the ApplicationMaster behaves (scenarios: DS never replaces lost containers, MR does)."""
 
@@ -31,13 +40,27 @@ class AmKind(str, Enum):
     COMMAND = "command"                      # a plain AM command (REST submission): never registers
 
 
+# How long each ApplicationMaster program takes from its container's allocation to its
+# registration with the RM (its own start-up: JVM, client libraries), read off the RM logs:
+# the DS AM registered 0.98 s after allocation (scenarios/cpu-contention: allocated 12.790,
+# ATTEMPT_REGISTERED 13.766), the MR AM 2.9-3.1 s (recurring-reservation: 54.065 -> 57.193;
+# recurring-reservation-update: 25.135 -> 28.052). A property of the AM program, like its
+# size, so it lives in the AppSpec; the RM's own timing follows from heartbeats.
+AM_STARTUP_S = {AmKind.DISTRIBUTED_SHELL: 1.0, AmKind.MAPREDUCE: 3.0, AmKind.COMMAND: 0.0}
+# From unregistering to its container's exit (the app is FINISHING meanwhile): the DS AM took
+# 0.45 s (cpu-burn: ATTEMPT_UNREGISTERED 42.334, AM container COMPLETED 42.787).
+AM_STOP_S = 0.45
+
+
 @dataclass(frozen=True, slots=True)
 class AppSpec:
     """What a submitted application asks for and how its containers behave.
 
-    `worker_duration_s` None = run until killed; `worker_cpu_cores` is physical cores each
-    worker burns (an outside-YARN-style busy loop burns ~0.95). `am_hold_s` is how long a
-    COMMAND AM runs (`sleep N` -> N); None = forever.
+    `worker_duration_s` None = run until killed; `worker_cpu_cores` is the physical cores each
+    worker WANTS (a busy loop wants 1.0; under contention it gets its fair share of the host).
+    `am_hold_s` is how long a COMMAND AM runs (`sleep N` -> N); None = forever.
+    `am_startup_s` None = the AM program's recorded start-up (AM_STARTUP_S); `am_heartbeat_s`
+    is its allocate interval (1 s for the DS AM and `yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms`).
     """
 
     name: str = "DistributedShell"
@@ -61,6 +84,13 @@ class AppSpec:
     rest_submitted: bool = False
     max_app_attempts: int = 1
     command: str = ""
+    am_startup_s: float | None = None
+    am_heartbeat_s: float = 1.0
+    am_stop_s: float = AM_STOP_S
+
+    @property
+    def startup_s(self) -> float:
+        return AM_STARTUP_S[self.kind] if self.am_startup_s is None else self.am_startup_s
 
 
 @dataclass(slots=True)
@@ -93,7 +123,9 @@ class ContainerRecord:
     nm_diagnostics: str = ""
     am_exit_status: int | None = None  # what the AM got (ContainerStatus.getExitStatus)
     am_diagnostics: str = ""
-    nm_forget_at: float | None = None  # the NM drops DONE containers ~2 s after they end
+    nm_forget_at: float | None = None  # the NM drops a DONE container once the RM acknowledged it
+    running_at: float | None = None    # its process runs (the NM started it); None while localizing
+    acquired: bool = False             # the AM pulled it in an allocate call (AMs start their own)
 
     @property
     def live(self) -> bool:
@@ -130,6 +162,11 @@ class App:
     attempts: list[Attempt] = field(default_factory=list)
     asks: list[Ask] = field(default_factory=list)
     stuck_until_resource_change: bool = False
+    activated: bool = False         # the leaf queue activated it (AM limit passed; the first app always is)
+    registered_at: float | None = None
+    am_beat_at: float | None = None  # the AM's next allocate call already queued (None: none pending)
+    unsent_asks: int = 0            # tasks the AM will ask for at its next allocate call
+    unseen_done: list[str] = field(default_factory=list)  # ended containers the AM has not heard of yet
     lifetime_expiry_ms: int | None = None
     mem_seconds: float = 0.0        # of ended containers; running ones are added at render time
     vcore_seconds: float = 0.0
@@ -144,6 +181,7 @@ class App:
     workers_failed: int = 0
     registered: bool = False
     killed_by: str | None = None
+    am_resource: Resources = Resources(0, 0)  # the AM request, normalized to the minimum allocation
 
     @property
     def state(self) -> AppState:

@@ -1,8 +1,9 @@
-"""Shared pieces of the RM's JSON: resource blocks and small helpers.
+"""What every renderer shares: the emulator's values in rm_client's wire types, and the encoder.
 
-Every resource in 3.3.6's natural JSON carries a `resourceInformations` block with the two
-countable resources (captures/nodes.json); the reservation list prints the same block in
-mapped form, all strings and `"attributes":null`.
+The emulator writes every RM answer from rm_client.wire's field tables (the same tables the
+client decodes with), so a key, a value kind or a list quirk cannot differ between the two
+directions. This module converts the emulator's own values (harvester.domain.Resources, epoch
+seconds, percentages) into the wire types and writes JSON text.
 """
 
 from __future__ import annotations
@@ -11,52 +12,35 @@ from functools import lru_cache
 from typing import Any
 
 from harvester.domain import Resources
-from harvester.emulator.jsonfmt import dumps
+from rm_client.wire._json import dumps as _dumps
+from rm_client.wire._json import java_float
+from rm_client.wire.resources import Resource, encode_resource
 
-LONG_MAX = 9223372036854775807
-
-
-def resource(memory: int, vcores: int) -> dict[str, Any]:
-    """A natural-JSON ResourceInfo."""
-    return {
-        "memory": memory,
-        "vCores": vcores,
-        "resourceInformations": {"resourceInformation": [
-            {"attributes": {}, "maximumAllocation": LONG_MAX, "minimumAllocation": 0, "name": "memory-mb",
-             "resourceType": "COUNTABLE", "units": "Mi", "value": memory},
-            {"attributes": {}, "maximumAllocation": LONG_MAX, "minimumAllocation": 0, "name": "vcores",
-             "resourceType": "COUNTABLE", "units": "", "value": vcores},
-        ]},
-    }
+ZERO = Resource(0, 0)
 
 
-def res(r: Resources) -> dict[str, Any]:
-    return resource(r.memory_mb, r.vcores)
-
-
-def zero() -> dict[str, Any]:
-    return resource(0, 0)
-
-
-@lru_cache(maxsize=4096)
-def resource_text(memory: int, vcores: int) -> str:
-    """The compact JSON text of a resource block (the /nodes fast path concatenates these)."""
-    return dumps(resource(memory, vcores))
-
-
-def mapped_resource(r: Resources) -> dict[str, Any]:
-    """The reservation list's form: every value a string, attribute maps printed as null."""
-    return {
-        "memory": str(r.memory_mb),
-        "vCores": str(r.vcores),
-        "resourceInformations": {"resourceInformation": [
-            {"attributes": None, "maximumAllocation": str(LONG_MAX), "minimumAllocation": "0", "name": "memory-mb",
-             "resourceType": "COUNTABLE", "units": "Mi", "value": str(r.memory_mb)},
-            {"attributes": None, "maximumAllocation": str(LONG_MAX), "minimumAllocation": "0", "name": "vcores",
-             "resourceType": "COUNTABLE", "units": "", "value": str(r.vcores)},
-        ]},
-    }
+def res(r: Resources) -> Resource:
+    return Resource(r.memory_mb, r.vcores)
 
 
 def ms(t: float) -> int:
     return int(round(t * 1000))
+
+
+def pct(part: float, whole: float) -> float:
+    """A Java float percentage (0.0 when there is no whole)."""
+    return java_float(100.0 * part / whole) if whole > 0 else 0.0
+
+
+def dumps(doc: Any) -> str:
+    """Compact JSON as the RM writes it (repeated map keys included)."""
+    return _dumps(doc).decode("utf-8")
+
+
+@lru_cache(maxsize=4096)
+def resource_text(memory: int, vcores: int) -> str:
+    """The JSON text of a resource block (the /nodes fast path concatenates these)."""
+    return dumps(encode_resource(Resource(memory, vcores)))
+
+
+__all__ = ["ZERO", "dumps", "java_float", "ms", "pct", "res", "resource_text"]

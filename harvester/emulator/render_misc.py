@@ -14,9 +14,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harvester.emulator.jsonfmt import collapse, mapped
-from harvester.emulator.render_common import mapped_resource, ms
+from harvester.emulator.render_cluster import HADOOP_BUILD_VERSION, RM_BUILD_VERSION
+from harvester.emulator.render_common import ms, res
 from harvester.emulator.reservations import Reservation
+from rm_client.wire.reservations import (
+    Interpreter,
+    ReservationDefinition,
+    ReservationInfo,
+    ReservationRequest,
+    ResourceAllocation,
+    encode_reservation_list,
+)
 
 if TYPE_CHECKING:
     from harvester.emulator.state import Emulator
@@ -26,36 +34,28 @@ AM_LOGS = ["launch_container.sh", "prelaunch.err", "directory.info", "prelaunch.
 TASK_LOGS = ["launch_container.sh", "prelaunch.err", "stderr", "directory.info", "prelaunch.out", "stdout"]
 
 
-def reservation(res: Reservation, with_allocations: bool) -> dict[str, Any]:
-    d = res.definition
-    out: dict[str, Any] = {"acceptance-time": str(res.accepted_at_ms), "user": res.user}
-    if with_allocations:
-        out["resource-allocations"] = collapse([
-            {"resource": mapped_resource(iv.resources), "startTime": str(iv.start), "endTime": str(iv.end)}
-            for iv in sorted(res.intervals, key=lambda iv: iv.start)])
-    requests = [{"capability": mapped_resource(s.capability), "min-concurrency": str(s.concurrency),
-                 "num-containers": str(s.num_containers), "duration": str(s.duration_ms)} for s in d.stages]
-    out["reservation-id"] = res.reservation_id
-    out["reservation-definition"] = {
-        "arrival": str(d.arrival), "deadline": str(d.deadline),
-        "reservation-requests": {"reservation-request-interpreter": str(d.interpreter),
-                                 "reservation-request": collapse(requests)},
-        "reservation-name": d.name, "priority": str(d.priority), "recurrence-expression": d.recurrence,
-    }
-    return out
+def reservation(r: Reservation, with_allocations: bool) -> ReservationInfo:
+    d = r.definition
+    definition = ReservationDefinition(
+        arrival_ms=d.arrival, deadline_ms=d.deadline, interpreter=Interpreter(d.interpreter), name=d.name,
+        priority=d.priority, recurrence_period_ms=d.period,
+        requests=tuple(ReservationRequest(res(s.capability), s.num_containers, s.concurrency, s.duration_ms)
+                       for s in d.stages))
+    allocations = tuple(ResourceAllocation(res(iv.resources), iv.start, iv.end)
+                        for iv in sorted(r.intervals, key=lambda iv: iv.start)) if with_allocations else None
+    return ReservationInfo(r.reservation_id, r.accepted_at_ms, r.user, definition, allocations)
 
 
 def reservation_list(items: list[Reservation], with_allocations: bool) -> dict[str, Any]:
-    if not items:
-        return {}
-    return {"reservations": collapse([reservation(r, with_allocations) for r in items])}
+    return encode_reservation_list([reservation(r, with_allocations) for r in items])
 
 
 def nm_containers(emu: Emulator, node: int) -> dict[str, Any]:
     http = emu.http_addresses[node]
     node_id = emu.model.node_ids[node]
+    # the NM knows a container once it was asked to start it (the AM's start, or the RM's for an AM)
     recs = [emu.containers[c.container_id] for c in emu.model.containers_on(node)
-            if c.container_id in emu.containers]
+            if c.container_id in emu.containers and emu.containers[c.container_id].acquired]
     recs += [emu.containers[c] for c in emu.nm_done.get(node, [])]
     recs.sort(key=lambda r: r.container_id)
     if not recs:
@@ -63,7 +63,7 @@ def nm_containers(emu: Emulator, node: int) -> dict[str, Any]:
     items = []
     for r in recs:
         user = emu.apps[r.app_id].spec.user
-        localizing = r.live and emu.now - r.started_at < emu.timing.worker_launch_s
+        localizing = r.live and r.running_at is None
         item = {
             "id": r.container_id, "state": ("LOCALIZING" if localizing else "RUNNING") if r.live else "DONE",
             "exitCode": -1000 if r.live else r.nm_exit_code, "diagnostics": "" if r.live else r.nm_diagnostics,
@@ -78,8 +78,6 @@ def nm_containers(emu: Emulator, node: int) -> dict[str, Any]:
 
 
 def nm_info(emu: Emulator, node: int) -> dict[str, Any]:
-    from harvester.emulator.render_cluster import CLUSTER_INFO_STATIC
-
     m = emu.model
     return {"nodeInfo": {
         "healthReport": "", "totalVmemAllocatedContainersMB": int(m.total_mem[node] * 2.1),
@@ -87,11 +85,11 @@ def nm_info(emu: Emulator, node: int) -> dict[str, Any]:
         "totalVCoresAllocatedContainers": int(m.total_vcores[node]), "vmemCheckEnabled": False,
         "pmemCheckEnabled": False, "lastNodeUpdateTime": ms(emu.now), "resourceTypes": "memory-mb (unit=Mi), vcores",
         "nodeHealthy": True, "nodeManagerVersion": "3.3.6",
-        "nodeManagerBuildVersion": CLUSTER_INFO_STATIC["resourceManagerBuildVersion"],
+        "nodeManagerBuildVersion": RM_BUILD_VERSION,
         "nodeManagerVersionBuiltOn": "2023-06-18T08:31Z", "hadoopVersion": "3.3.6",
-        "hadoopBuildVersion": CLUSTER_INFO_STATIC["hadoopBuildVersion"], "hadoopVersionBuiltOn": "2023-06-18T08:21Z",
+        "hadoopBuildVersion": HADOOP_BUILD_VERSION, "hadoopVersionBuiltOn": "2023-06-18T08:21Z",
         "id": m.node_ids[node], "nodeHostName": m.hostnames[node], "nmStartupTime": int(emu.registered_ms[node]),
     }}
 
 
-__all__ = ["mapped", "nm_containers", "nm_info", "reservation_list"]
+__all__ = ["nm_containers", "nm_info", "reservation_list"]

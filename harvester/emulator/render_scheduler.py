@@ -1,121 +1,124 @@
 """GET /ws/v1/cluster/scheduler in the CapacityScheduler's shape (captures/scheduler*).
 
-root -> configured leaves; a reservable leaf is a parent ("plan queue", `hideReservationQueues`
-true, ordering "utilization") whose children are `root.default-default` and one leaf per
-active reservation, named by the reservation id. A reservation queue's capacity is its
-allocation now as a percentage of the plan queue; its effective resource is 0 until the
-cluster resource changes (recorded quirk, plan.py). Percentages are Java floats.
+Written from rm_client.wire.scheduler's field table. root -> configured queues; a reservable
+queue is a parent ("plan queue", `hideReservationQueues` true, ordering "utilization") whose
+children are `root.default-default` and one leaf per reservation queue the plan follower
+created, named by the reservation id. Every leaf shows its run-time state (queues.Leaf):
+capacity and maximum capacity as percentages of its parent, and effective min/max resources
+that change only with the cluster resource (the recorded "stale until a nudge"). A user is
+listed while it has an app in the leaf (UsersManager drops it with its last app). Percentages
+are Java floats.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from harvester.domain import Resources
-from harvester.emulator.jsonfmt import jfloat
-from harvester.emulator.lifecycle import APP_TERMINAL, AppState
-from harvester.emulator.render_common import ms, res, zero
+from harvester.emulator.lifecycle import APP_TERMINAL
+from harvester.emulator.queues import Leaf, QueueConfig
+from harvester.emulator.records import App
+from harvester.emulator.render_common import ZERO, java_float, ms, pct, res
+from rm_client.wire.resources import PartitionResourceUsage
+from rm_client.wire.scheduler import (
+    HealthOperation,
+    HealthRunDetail,
+    Queue,
+    QueueAcl,
+    QueueCapacities,
+    QueueUser,
+    SchedulerHealth,
+    SchedulerInfo,
+    encode_scheduler,
+)
 
 if TYPE_CHECKING:
     from harvester.emulator.state import Emulator
 
 Z = Resources(0, 0)
+LEAF_TYPE = "capacitySchedulerLeafQueueInfo"
 
 
-def _acls(submit: str) -> dict[str, Any]:
-    return {"queueAcl": [{"accessType": "SUBMIT_APP", "accessControlList": submit},
-                         {"accessType": "ADMINISTER_QUEUE", "accessControlList": submit},
-                         {"accessType": "APPLICATION_MAX_PRIORITY", "accessControlList": "*"}]}
-
-
-def _pct(part: int, whole: int) -> float:
-    return jfloat(100.0 * part / whole) if whole > 0 else 0.0
+def _acls(submit: str) -> tuple[QueueAcl, ...]:
+    return (QueueAcl("SUBMIT_APP", submit), QueueAcl("ADMINISTER_QUEUE", submit),
+            QueueAcl("APPLICATION_MAX_PRIORITY", "*"))
 
 
 def _capacities(cap: float, used: float, maxc: float, abs_cap: float, abs_used: float, abs_max: float,
-                conf_min: Resources, conf_max: Resources, eff_min: Resources, eff_max: Resources) -> dict[str, Any]:
-    return {"queueCapacitiesByPartition": [{
-        "partitionName": "", "capacity": jfloat(cap), "usedCapacity": jfloat(used), "maxCapacity": jfloat(maxc),
-        "absoluteCapacity": jfloat(abs_cap), "absoluteUsedCapacity": jfloat(abs_used),
-        "absoluteMaxCapacity": jfloat(abs_max), "maxAMLimitPercentage": 0.0,
-        "configuredMinResource": res(conf_min), "configuredMaxResource": res(conf_max),
-        "effectiveMinResource": res(eff_min), "effectiveMaxResource": res(eff_max)}]}
+                conf: Resources, eff_min: Resources, eff_max: Resources) -> tuple[QueueCapacities, ...]:
+    return (QueueCapacities("", java_float(cap), java_float(used), java_float(maxc), java_float(abs_cap),
+                            java_float(abs_used), java_float(abs_max), 0.0, res(conf), res(conf), res(eff_min),
+                            res(eff_max)),)
 
 
 class SchedulerView:
     def __init__(self, emu: Emulator) -> None:
         self.emu = emu
         self.cluster = emu.cluster_resource()
-        self.used, self.am_used = emu.scheduler.leaf_usage()
-        self.apps_by_leaf: dict[str, list] = {}
+        self.sched = emu.scheduler
+        self.apps_by_leaf: defaultdict[str, list[App]] = defaultdict(list)
         for app in emu.apps.values():
             if app.leaf is not None and app.state not in APP_TERMINAL:
-                self.apps_by_leaf.setdefault(app.leaf, []).append(app)
+                self.apps_by_leaf[app.leaf].append(app)
 
     def _pending(self, leaf: str) -> tuple[Resources, int]:
         mem = vc = n = 0
-        for app in self.apps_by_leaf.get(leaf, []):
+        for app in self.apps_by_leaf[leaf]:
             for ask in app.asks:
                 mem += ask.resources.memory_mb * ask.count
                 vc += ask.resources.vcores * ask.count
                 n += ask.count
         return Resources(mem, vc), n
 
-    def _users(self, leaf: str, limit: Resources) -> dict[str, Any]:
-        by_user: dict[str, list] = {}
-        for app in self.apps_by_leaf.get(leaf, []):
-            by_user.setdefault(app.spec.user, []).append(app)
-        if not by_user:
-            return {}
-        users = []
-        for name, apps in sorted(by_user.items()):
-            used = am = Z
-            for app in apps:
-                for rec in self.emu.live_containers(app):
-                    used = used + rec.resources
-                am = am + app.spec.am
-            active = sum(1 for a in apps if a.state in (AppState.RUNNING, AppState.ACCEPTED))
-            users.append({
-                "username": name, "resourcesUsed": res(used), "numPendingApplications": 0,
-                "numActiveApplications": active, "AMResourceUsed": res(am), "userResourceLimit": res(limit),
-                "resources": {"resourceUsagesByPartition": [{
-                    "partitionName": "", "used": res(used), "reserved": zero(), "pending": zero(), "amUsed": res(am),
-                    "amLimit": zero(), "userAmLimit": zero()}]},
-                "userWeight": 1.0, "isActive": True})
-        return {"user": users}
+    def _users(self, leaf: Leaf) -> tuple[QueueUser, ...]:
+        limit = self.sched.user_limit(leaf)
+        out = []
+        for name in sorted({a.spec.user for a in self.apps_by_leaf[leaf.name]}):
+            apps = [a for a in self.apps_by_leaf[leaf.name] if a.spec.user == name]
+            used = self.sched.user_used[(leaf.name, name)]
+            am = sum((a.am_resource for a in apps if a.activated), Z)
+            out.append(QueueUser(
+                username=name, resources_used=res(used), num_pending_applications=sum(1 for a in apps if not a.activated),
+                num_active_applications=sum(1 for a in apps if a.activated), am_resource_used=res(am),
+                user_resource_limit=res(limit),
+                partition_usage=(PartitionResourceUsage("", res(used), ZERO, ZERO, res(am), ZERO, ZERO),),
+                user_weight=1.0, is_active=any(a.asks for a in apps)))
+        return tuple(out)
 
-    def leaf(self, leaf: str, name: str, cap_pct: float, abs_cap_pct: float, eff: Resources,
-             am_pct: float) -> dict[str, Any]:
-        used = self.used.get(leaf, Z)
-        am_used = self.am_used.get(leaf, Z)
-        pending, n_pending = self._pending(leaf)
-        apps = self.apps_by_leaf.get(leaf, [])
+    def leaf(self, leaf: Leaf) -> Queue:
+        used = self.sched.used[leaf.name]
+        am_used = self.sched.am_used[leaf.name]
+        pending, n_pending = self._pending(leaf.name)
+        apps = self.apps_by_leaf[leaf.name]
         n_cont = sum(len(self.emu.live_containers(a)) for a in apps)
-        used_pct = _pct(used.memory_mb, eff.memory_mb)
-        abs_used = _pct(used.memory_mb, self.cluster.memory_mb)
-        am_limit = Resources(int(eff.memory_mb * am_pct), int(eff.vcores * am_pct)) if eff.memory_mb else Z
-        return {
-            "type": "capacitySchedulerLeafQueueInfo", "capacity": jfloat(cap_pct), "usedCapacity": used_pct,
-            "maxCapacity": 100.0, "absoluteCapacity": jfloat(abs_cap_pct), "absoluteMaxCapacity": 100.0,
-            "absoluteUsedCapacity": abs_used, "numApplications": len(apps), "queueName": name,
-            "isAbsoluteResource": False, "state": "RUNNING", "resourcesUsed": res(used),
-            "hideReservationQueues": False, "nodeLabels": ["*"], "allocatedContainers": n_cont,
-            "reservedContainers": 0, "pendingContainers": n_pending,
-            "capacities": _capacities(cap_pct, used_pct, 100.0, abs_cap_pct, abs_used, 100.0, Z, Z, eff, eff),
-            "resources": {"resourceUsagesByPartition": [{
-                "partitionName": "", "used": res(used), "reserved": zero(), "pending": res(pending),
-                "amUsed": res(am_used), "amLimit": res(am_limit), "userAmLimit": res(am_limit)}]},
-            "minEffectiveCapacity": res(eff), "maxEffectiveCapacity": res(eff),
-            "maximumAllocation": res(self.max_allocation()), "queueAcls": _acls(" "), "queuePriority": 0,
-            "orderingPolicyInfo": "fifo", "autoCreateChildQueueEnabled": False, "leafQueueTemplate": {},
-            "numActiveApplications": sum(1 for a in apps if a.attempt and a.attempt.am_container_id),
-            "numPendingApplications": sum(1 for a in apps if not (a.attempt and a.attempt.am_container_id)),
-            "numContainers": n_cont, "maxApplications": 10000, "maxApplicationsPerUser": 10000, "userLimit": 100,
-            "users": self._users(leaf, eff), "userLimitFactor": 1.0, "configuredMaxAMResourceLimit": am_pct,
-            "AMResourceLimit": res(am_limit), "usedAMResource": res(am_used), "userAMResourceLimit": res(am_limit),
-            "preemptionDisabled": True, "intraQueuePreemptionDisabled": True, "defaultPriority": 0,
-            "isAutoCreatedLeafQueue": False, "maxApplicationLifetime": -1, "defaultApplicationLifetime": -1,
-        }
+        used_pct = pct(used.memory_mb, leaf.eff_min.memory_mb)
+        abs_used = pct(used.memory_mb, self.cluster.memory_mb)
+        am_limit = self.sched.am_limit(leaf) if leaf.eff_max.memory_mb else Z
+        am_pct = leaf.config.max_am_resource_percent
+        name = leaf.name if leaf.is_reservation or leaf.config.reservable else leaf.config.name
+        return Queue(
+            type=LEAF_TYPE, name=name, capacity_percent=java_float(leaf.capacity), used_capacity_percent=used_pct,
+            max_capacity_percent=java_float(leaf.max_capacity), absolute_capacity_percent=java_float(leaf.absolute_capacity),
+            absolute_max_capacity_percent=java_float(leaf.absolute_max_capacity), absolute_used_capacity_percent=abs_used,
+            num_applications=len(apps), is_absolute_resource=False, state="RUNNING", resources_used=res(used),
+            hide_reservation_queues=False, node_labels=("*",), allocated_containers=n_cont, reserved_containers=0,
+            pending_containers=n_pending,
+            capacities=_capacities(leaf.capacity, used_pct, leaf.max_capacity, leaf.absolute_capacity, abs_used,
+                                   leaf.absolute_max_capacity, Z, leaf.eff_min, leaf.eff_max),
+            partition_usage=(PartitionResourceUsage("", res(used), ZERO, res(pending), res(am_used), res(am_limit),
+                                                    res(am_limit)),),
+            min_effective_capacity=res(leaf.eff_min), max_effective_capacity=res(leaf.eff_max),
+            maximum_allocation=res(self.max_allocation()), acls=_acls(" "), queue_priority=0,
+            ordering_policy="fifo", auto_create_child_queue_enabled=False, leaf_queue_template={},
+            num_active_applications=sum(1 for a in apps if a.activated),
+            num_pending_applications=sum(1 for a in apps if not a.activated), num_containers=n_cont,
+            max_applications=10000, max_applications_per_user=10000, user_limit_percent=100,
+            users=self._users(leaf), user_limit_factor=leaf.config.user_limit_factor,
+            configured_max_am_resource_limit=am_pct, am_resource_limit=res(am_limit), used_am_resource=res(am_used),
+            user_am_resource_limit=res(am_limit), preemption_disabled=True, intra_queue_preemption_disabled=True,
+            default_priority=0, is_auto_created_leaf_queue=False, max_application_lifetime_s=-1,
+            default_application_lifetime_s=-1)
 
     def max_allocation(self) -> Resources:
         m = self.emu.model
@@ -123,74 +126,54 @@ class SchedulerView:
             return Z
         return Resources(int(m.total_mem.max()), int(m.total_vcores.max()))
 
-    def plan_queue(self, cfg: Any) -> dict[str, Any]:
-        emu = self.emu
-        share = cfg.capacity / 100.0
-        plan_res = Resources(int(self.cluster.memory_mb * share), int(self.cluster.vcores * share))
-        reserved = emu.plan.reserved_now()
-        children = []
-        res_total = 0.0
-        for rid, r in sorted(reserved.items()):
-            pct = _pct(r.memory_mb, plan_res.memory_mb)
-            res_total += pct
-            eff = emu.plan.leaf_limit(rid)
-            children.append(self.leaf(rid, rid, pct, pct * share, eff, cfg.max_am_resource_percent))
-        default_pct = max(0.0, 100.0 - res_total)
-        children.insert(0, self.leaf(cfg.default_leaf, cfg.default_leaf, default_pct, default_pct * share, plan_res,
-                                     cfg.max_am_resource_percent))
-        used = Z
-        for leaf_name, u in self.used.items():
-            if leaf_name == cfg.default_leaf or leaf_name in reserved:
-                used = used + u
-        pending = Z
-        n_pending = 0
-        for leaf_name in [cfg.default_leaf, *reserved]:
-            p, n = self._pending(leaf_name)
+    def plan_queue(self, cfg: QueueConfig) -> Queue:
+        queues = self.emu.queues
+        plan_res = queues.parent_effective(cfg)
+        leaves = [x for x in queues.leaves.values() if x.config is cfg]
+        leaves.sort(key=lambda x: (x.is_reservation, x.name))  # the -default queue first
+        children = tuple(self.leaf(x) for x in leaves)
+        used = sum((self.sched.used[x.name] for x in leaves), Z)
+        pending, n_pending = Z, 0
+        for x in leaves:
+            p, n = self._pending(x.name)
             pending, n_pending = pending + p, n_pending + n
-        used_pct = _pct(used.memory_mb, plan_res.memory_mb)
-        abs_used = _pct(used.memory_mb, self.cluster.memory_mb)
-        n_apps = sum(len(self.apps_by_leaf.get(x, [])) for x in [cfg.default_leaf, *reserved])
-        n_cont = sum(c["allocatedContainers"] for c in children)
-        return {
-            "capacity": jfloat(cfg.capacity), "usedCapacity": used_pct, "maxCapacity": jfloat(cfg.max_capacity),
-            "absoluteCapacity": jfloat(cfg.capacity), "absoluteMaxCapacity": jfloat(cfg.max_capacity),
-            "absoluteUsedCapacity": abs_used, "numApplications": n_apps, "queueName": cfg.name,
-            "isAbsoluteResource": False, "state": "RUNNING", "queues": {"queue": children},
-            "resourcesUsed": res(used), "hideReservationQueues": True, "nodeLabels": ["*"],
-            "allocatedContainers": n_cont, "reservedContainers": 0, "pendingContainers": n_pending,
-            "capacities": _capacities(cfg.capacity, used_pct, cfg.max_capacity, cfg.capacity, abs_used,
-                                      cfg.max_capacity, Z, Z, plan_res, plan_res),
-            "resources": {"resourceUsagesByPartition": [{
-                "partitionName": "", "used": res(used), "reserved": zero(), "pending": res(pending)}]},
-            "minEffectiveCapacity": res(plan_res), "maxEffectiveCapacity": res(plan_res),
-            "maximumAllocation": res(self.max_allocation()), "queueAcls": _acls("*"), "queuePriority": 0,
-            "orderingPolicyInfo": "utilization", "autoCreateChildQueueEnabled": False, "leafQueueTemplate": {},
-        }
+        used_pct = pct(used.memory_mb, plan_res.memory_mb)
+        abs_used = pct(used.memory_mb, self.cluster.memory_mb)
+        return Queue(
+            name=cfg.name, capacity_percent=java_float(cfg.capacity), used_capacity_percent=used_pct,
+            max_capacity_percent=java_float(cfg.max_capacity), absolute_capacity_percent=java_float(cfg.capacity),
+            absolute_max_capacity_percent=java_float(cfg.max_capacity), absolute_used_capacity_percent=abs_used,
+            num_applications=sum(len(self.apps_by_leaf[x.name]) for x in leaves), is_absolute_resource=False,
+            state="RUNNING", children=children, resources_used=res(used), hide_reservation_queues=True,
+            node_labels=("*",), allocated_containers=sum(c.allocated_containers or 0 for c in children),
+            reserved_containers=0, pending_containers=n_pending,
+            capacities=_capacities(cfg.capacity, used_pct, cfg.max_capacity, cfg.capacity, abs_used, cfg.max_capacity,
+                                   Z, plan_res, plan_res),
+            partition_usage=(PartitionResourceUsage("", res(used), ZERO, res(pending)),),
+            min_effective_capacity=res(plan_res), max_effective_capacity=res(plan_res),
+            maximum_allocation=res(self.max_allocation()), acls=_acls("*"), queue_priority=0,
+            ordering_policy="utilization", auto_create_child_queue_enabled=False, leaf_queue_template={})
 
-    def render(self) -> dict[str, Any]:
+    def render(self) -> dict:  # type: ignore[type-arg]
         emu = self.emu
         queues = []
         for cfg in emu.queues.configs.values():
             if cfg.reservable:
                 queues.append(self.plan_queue(cfg))
             else:
-                share = cfg.capacity / 100.0
-                eff = Resources(int(self.cluster.memory_mb * share), int(self.cluster.vcores * share))
-                q = self.leaf(cfg.path, cfg.name, cfg.capacity, cfg.capacity, eff, cfg.max_am_resource_percent)
-                queues.append(q)
+                leaf = emu.queues.leaf(cfg.path)
+                assert leaf is not None
+                queues.append(self.leaf(leaf))
         used = emu.cluster_allocated()
-        used_pct = _pct(used.memory_mb, self.cluster.memory_mb)
-        na = {"nodeId": "N/A", "containerId": "N/A", "queue": "N/A"}
-        return {"scheduler": {"schedulerInfo": {
-            "type": "capacityScheduler", "capacity": 100.0, "usedCapacity": used_pct, "maxCapacity": 100.0,
-            "queueName": "root", "isAbsoluteResource": False, "queues": {"queue": queues},
-            "capacities": _capacities(100.0, used_pct, 100.0, 100.0, used_pct, 100.0, self.cluster, self.cluster,
-                                      self.cluster, self.cluster),
-            "health": {"lastrun": ms(emu.now), "operationsInfo": [
-                {"operation": op, **na} for op in ("last-allocation", "last-release", "last-preemption",
-                                                   "last-reservation")],
-                "lastRunDetails": [{"operation": op, "count": 0, "resources": zero()}
-                                   for op in ("releases", "allocations", "reservations")]},
-            "maximumAllocation": res(self.max_allocation()), "queueAcls": _acls("*"), "queuePriority": 0,
-            "orderingPolicyInfo": "utilization",
-        }}}
+        used_pct = pct(used.memory_mb, self.cluster.memory_mb)
+        health = SchedulerHealth(ms(emu.now), tuple(HealthOperation(op) for op in (
+            "last-allocation", "last-release", "last-preemption", "last-reservation")),
+            tuple(HealthRunDetail(op, 0, ZERO) for op in ("releases", "allocations", "reservations")))
+        root = Queue(
+            type="capacityScheduler", name="root", capacity_percent=100.0, used_capacity_percent=used_pct,
+            max_capacity_percent=100.0, is_absolute_resource=False, children=tuple(queues),
+            capacities=_capacities(100.0, used_pct, 100.0, 100.0, used_pct, 100.0, self.cluster, self.cluster,
+                                   self.cluster),
+            health=health, maximum_allocation=res(self.max_allocation()), acls=_acls("*"), queue_priority=0,
+            ordering_policy="utilization")
+        return encode_scheduler(SchedulerInfo("capacityScheduler", root))

@@ -11,10 +11,13 @@ REST forms and messages are the recorded ones (captures/reservation-*, err-reser
   one request, deadline in the future, recurrence a non-negative long, window <= period,
   86400000 divisible by the period; then planning and the quota (planner.py).
 
-A reservation is ACTIVE from its arrival to its deadline (scenarios/reservation-lifecycle:
-the plan follower creates its queue at the window start, with capacity 0 until its allocation
-starts, and removes it at the deadline); a recurring one is ACTIVE in that window of every
-period and PLANNED in between.
+A reservation is current (its queue exists) from its arrival to its deadline
+(scenarios/reservation-lifecycle: R3's queue appeared at its window start although its
+allocation was placed 60 s later); a recurring one is matched modulo its period, so it is
+current in that window of every period and PLANNED in between. What its queue is entitled to is
+a different question: the allocation at that time, but only inside the FIRST occurrence
+(InMemoryReservationAllocation.getResourcesAtTime is 0 from the first occurrence's end on), so
+from the second period on its queue exists with 0 % (recurring-reservation, -second-period).
 """
 
 from __future__ import annotations
@@ -58,33 +61,41 @@ class Reservation:
     accepted_at_ms: int
     intervals: tuple[Interval, ...]   # absolute times, or offsets in the period if recurring
     lifecycle: Lifecycle[ReservationState]
+    start_ms: int = 0                 # the first occurrence's allocation, absolute
+    end_ms: int = 0
     has_queue: bool = False           # the plan follower created its queue (and not yet removed it)
-    queue_nudged: bool = False        # got its effective resource (a cluster-resource change)
     apps: list[str] = field(default_factory=list)
 
     def commitment(self) -> Commitment:
         return Commitment(self.reservation_id, self.user, self.intervals, self.definition.period)
 
     def reserved_at(self, t_ms: int) -> Resources:
+        """What the plan holds for it at `t_ms` (every period for a recurring one)."""
         mem = vc = 0
         for iv in self.commitment().concrete(t_ms, t_ms + 1):
             mem += iv.resources.memory_mb
             vc += iv.resources.vcores
         return Resources(mem, vc)
 
+    def entitled_at(self, t_ms: int) -> Resources:
+        """getResourcesAtTime: the allocation inside the first occurrence, 0 anywhere else."""
+        d = self.definition
+        if not d.arrival <= t_ms < max(d.deadline, self.end_ms):
+            return Resources(0, 0)
+        return self.reserved_at(t_ms)
+
     def ends_at(self) -> int | None:
-        """When its window ends (None for recurring ones: they never end)."""
+        """When its allocation ends (None for recurring ones: they never end)."""
         if self.definition.period > 0:
             return None
-        return self.definition.deadline
+        return self.end_ms
 
-    def in_window(self, t_ms: int) -> bool:
+    def current(self, t_ms: int) -> bool:
+        """Its queue exists: inside the arrival..deadline window (modulo the period)."""
         d = self.definition
-        if t_ms < d.arrival:
-            return False
         if d.period > 0:
-            return (t_ms - d.arrival) % d.period < d.deadline - d.arrival
-        return t_ms < d.deadline
+            return t_ms >= d.arrival and (t_ms - d.arrival) % d.period < d.deadline - d.arrival
+        return d.arrival <= t_ms < d.deadline
 
 
 def parse_reservation_id(value: Any) -> str | None:
@@ -138,8 +149,9 @@ def parse_definition(doc: Any) -> Definition | None:
     )
 
 
-def validate_definition(d: Definition, now_ms: int) -> None:
-    """ReservationInputValidator's checks, with the recorded messages."""
+def validate_definition(d: Definition, now_ms: int, plan_capacity: Resources) -> None:
+    """ReservationInputValidator's checks, in its order, with the recorded messages (the window
+    and largest-gang checks are skipped for R_ANY, as in 3.3.6)."""
     if not d.stages:
         raise errors.bad_request_wrapped("The ReservationDefinition should contain at least one ReservationRequest")
     if d.deadline <= now_ms:
@@ -149,10 +161,17 @@ def validate_definition(d: Definition, now_ms: int) -> None:
     longest = max(s.duration_ms for s in d.stages)
     if d.interpreter in (2, 3):
         longest = sum(s.duration_ms for s in d.stages)
-    if window < longest:
+    if window < longest and d.interpreter != 0:
         raise errors.bad_request_wrapped(
             f"The time difference ({window}) between arrival ({d.arrival}) and deadline ({d.deadline}) must  be "
             f"greater or equal to the minimum resource duration ({longest})")
+    gang = Resources(max(s.capability.memory_mb * s.concurrency for s in d.stages),
+                     max(s.capability.vcores * s.concurrency for s in d.stages))
+    if d.interpreter != 0 and not gang.fits_in(plan_capacity):
+        raise errors.bad_request_wrapped(
+            f"The size of the largest gang in the reservation definition (<memory:{gang.memory_mb}, "
+            f"vCores:{gang.vcores}>) exceed the capacity available (<memory:{plan_capacity.memory_mb}, "
+            f"vCores:{plan_capacity.vcores}> )")
     try:
         period = int(d.recurrence)
     except ValueError:
@@ -184,8 +203,8 @@ def new_reservation_lifecycle(rid: str, at: float) -> Lifecycle[ReservationState
 
 
 def state_at(res: Reservation, t_ms: int) -> ReservationState:
-    """Where the reservation's window puts it at `t_ms` (before deletion)."""
-    if res.in_window(t_ms):
+    """Where the reservation's allocation puts it at `t_ms` (before deletion)."""
+    if res.current(t_ms):
         return ReservationState.ACTIVE
     end = res.ends_at()
     if end is not None and t_ms >= end:

@@ -9,60 +9,15 @@ held; it returns a `Reply` or raises `RestError`. A known path with the wrong me
 from __future__ import annotations
 
 import re
+from typing import Callable
 from urllib.parse import unquote
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
 
-from harvester.emulator import errors
+from harvester.emulator import errors, handlers_apps, handlers_cluster
 from harvester.emulator.errors import RestError
-from harvester.emulator.jsonfmt import dumps
+from harvester.emulator.messages import Reply, Request
 from harvester.emulator.state import Emulator
 
-Handler = Callable[["Request", dict[str, str]], "Reply"]
-
-
-@dataclass(frozen=True)
-class Request:
-    method: str
-    path: str
-    query: Mapping[str, list[str]]
-    headers: Mapping[str, str]
-    body: bytes = b""
-
-    def param(self, name: str, default: str | None = None) -> str | None:
-        values = self.query.get(name)
-        return values[0] if values else default
-
-    def params(self, name: str) -> list[str]:
-        """A multi-valued parameter, repeated or comma separated."""
-        return [v for raw in self.query.get(name, []) for v in raw.split(",") if v]
-
-    @property
-    def user(self) -> str | None:
-        return self.param("user.name")
-
-    @property
-    def content_type(self) -> str:
-        return next((v for k, v in self.headers.items() if k.lower() == "content-type"), "")
-
-    def header(self, name: str) -> str:
-        return next((v for k, v in self.headers.items() if k.lower() == name.lower()), "")
-
-
-@dataclass
-class Reply:
-    status: int
-    body: str = ""
-    content_type: str = errors.JSON_TYPE
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @staticmethod
-    def json(doc: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
-        return Reply(status, dumps(doc), errors.JSON_TYPE, headers or {})
-
-    @staticmethod
-    def raw_json(text: str, status: int = 200) -> Reply:
-        return Reply(status, text, errors.JSON_TYPE)
+Handler = Callable[[Request, dict[str, str]], Reply]
 
 
 class Router:
@@ -71,8 +26,6 @@ class Router:
     def __init__(self, emu: Emulator) -> None:
         self.emu = emu
         self._routes: list[tuple[re.Pattern[str], dict[str, Handler]]] = []
-        from harvester.emulator import handlers_apps, handlers_cluster
-
         handlers_cluster.register(self)
         handlers_apps.register(self)
 

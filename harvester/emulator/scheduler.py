@@ -1,107 +1,200 @@
-"""Container placement of the emulated CapacityScheduler (one pass per NM heartbeat tick).
+"""Container placement of the emulated CapacityScheduler, at NodeManager heartbeats.
 
-Simplified but faithful where the recordings are: apps are served in priority then
-submission order; an AM starts only if its leaf queue's AM limit (maximum-am-resource-percent
-of the leaf's effective resource) leaves room, and a reservation queue's effective resource is
-0 until the cluster resource changes (plan.py). Allocation is node-heartbeat driven as in the
-CapacityScheduler: within a 1 s tick nodes heartbeat in the order of their phase, and each
-heartbeat places at most one container (overcommit-timeout: four workers on one node arrived
-one per second) on the first node where both dimensions fit (DominantResourceCalculator:
-memory AND vcores). A node's free space excludes containers the RM killed but the NM has not
-yet reported (the node's `usedResource` still counts them).
+As in the CapacityScheduler (no asynchronous scheduling), containers are placed when a node
+heartbeats, one per heartbeat (the RM logs of every scenario: a node gets its next container
+at its next heartbeat), on a node where both dimensions fit (DominantResourceCalculator). A
+NodeManager that reports a finished container beats out of band, so its space is reused at
+once (recurring-reservation: map _000003 COMPLETED 07:23:33.887, _000004 assigned 2 ms later).
+A node's free space excludes containers the RM killed that the NM has not reported yet.
+
+Which request may take a container follows the leaf queue's rules (capacity.py): the queue's
+effective maximum, the user limit, and the AM limit at activation (the first app of a queue is
+always activated). Apps are served by priority, then submission.
+
+Instead of stepping every heartbeat of every node, `next_time` finds the earliest heartbeat of
+a node that fits a request the queue rules allow now; nothing is stepped while every waiting
+request is blocked, until something changes (`touch`).
+
+The `Emulator` (state.py) owns this component; it is not imported here so imports stay one-way.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from collections import defaultdict
+from typing import Any
 
 import numpy as np
 
 from harvester.domain import Resources
+from harvester.emulator import capacity as cap
 from harvester.emulator.applications import activation_diagnostics
+from harvester.emulator.dynamics import next_beats
 from harvester.emulator.lifecycle import APP_TERMINAL
-from harvester.emulator.records import AmKind, App, Ask
+from harvester.emulator.queues import Leaf
+from harvester.emulator.records import AmKind, App, Ask, ContainerRecord
 
-if TYPE_CHECKING:
-    from harvester.emulator.state import Emulator
+Z = Resources(0, 0)
 
 
 class Scheduler:
-    def __init__(self, emu: Emulator) -> None:
+    def __init__(self, emu: Any) -> None:
         self.emu = emu
+        self.used: defaultdict[str, Resources] = defaultdict(lambda: Z)          # leaf -> live containers
+        self.am_used: defaultdict[str, Resources] = defaultdict(lambda: Z)       # leaf -> live AM containers
+        self.user_used: defaultdict[tuple[str, str], Resources] = defaultdict(lambda: Z)
+        self.last_beat = np.zeros(0)
+        self._dirty = True
+        self._oob: list[int] = []
+        self._next = math.inf
+        self._next_node = -1
 
-    def leaf_limit(self, leaf: str) -> Resources:
-        """The most the leaf may hold now (its effective max resource)."""
-        emu = self.emu
-        if emu.queues.is_reservation_leaf(leaf):
-            return emu.plan.leaf_limit(leaf)
-        cfg = emu.queues.config(leaf.removesuffix("-default"))
-        cluster = emu.cluster_resource()
-        pct = (cfg.max_capacity if cfg is not None else 100.0) / 100.0
-        return Resources(int(cluster.memory_mb * pct), int(cluster.vcores * pct))
+    # --- bookkeeping ----------------------------------------------------------------------
 
-    def leaf_usage(self) -> tuple[dict[str, Resources], dict[str, Resources]]:
-        """Per leaf: resources held by live containers, and by live AM containers."""
-        used: dict[str, Resources] = {}
-        am: dict[str, Resources] = {}
-        for app in self.emu.apps.values():
-            if app.state in APP_TERMINAL or app.leaf is None:
-                continue
-            for rec in self.emu.live_containers(app):
-                used[app.leaf] = used.get(app.leaf, Resources(0, 0)) + rec.resources
-                if rec.is_am:
-                    am[app.leaf] = am.get(app.leaf, Resources(0, 0)) + rec.resources
-        return used, am
+    def grow(self, k: int) -> None:
+        self.last_beat = np.concatenate([self.last_beat, np.full(k, -np.inf)])
 
-    def schedule(self, t: float) -> None:
-        emu = self.emu
-        waiting = [a for a in emu.apps.values() if a.asks and a.state not in APP_TERMINAL]
-        if not waiting:
+    def touch(self, node: int | None = None) -> None:
+        """Something changed: recompute the next allocation (and beat `node` out of band now)."""
+        self._dirty = True
+        if node is not None and node not in self._oob:
+            self._oob.append(node)
+
+    def account(self, app: App, rec: ContainerRecord, sign: int) -> None:
+        """A container of `app` started (+1) or ended (-1) in its leaf."""
+        if app.leaf is None:
             return
-        waiting.sort(key=lambda a: (-a.priority, a.submitted_at, a.seq))
-        used, am_used = self.leaf_usage()
-        m = emu.model
+        r = rec.resources if sign > 0 else Resources(-rec.resources.memory_mb, -rec.resources.vcores)
+        self.used[app.leaf] = self.used[app.leaf] + r
+        self.user_used[(app.leaf, app.spec.user)] = self.user_used[(app.leaf, app.spec.user)] + r
+        if rec.is_am:
+            self.am_used[app.leaf] = self.am_used[app.leaf] + r
+
+    def move(self, app: App, leaf: str) -> None:
+        """Move `app` with its running containers to `leaf` (queue move, reservation end)."""
+        for rec in self.emu.live_containers(app):
+            self.account(app, rec, -1)
+        app.leaf = leaf
+        for rec in self.emu.live_containers(app):
+            self.account(app, rec, +1)
+        self.touch()
+
+    # --- time -----------------------------------------------------------------------------
+
+    def next_time(self) -> float:
+        if self._oob:
+            return self.emu.now
+        if self._dirty:
+            self._dirty = False
+            self._next, self._next_node = self._earliest()
+        return self._next
+
+    def beat(self, t: float) -> None:
+        """A heartbeat (regular or out of band) of the node `next_time` named: place one container."""
+        node = self._oob.pop(0) if self._oob else self._next_node
+        self._dirty = True
+        if node < 0 or not self.emu.model.running[node]:
+            return
+        self.last_beat[node] = t
+        free = self._free(node)
+        for app, ask in self._allowed():
+            if ask.resources.fits_in(free):
+                self._start(app, ask, node)
+                return
+
+    def _free(self, node: int) -> Resources:
+        m, emu = self.emu.model, self.emu
+        return Resources(int(m.cap_mem[node] - m.alloc_mem[node] - emu.lag_mem[node]),
+                         int(m.cap_vcores[node] - m.alloc_vcores[node] - emu.lag_vc[node]))
+
+    def _earliest(self) -> tuple[float, int]:
+        sizes = {ask.resources for _, ask in self._allowed()}
+        if not sizes:
+            return math.inf, -1
+        emu, m = self.emu, self.emu.model
         free_mem = np.where(m.running, m.cap_mem - m.alloc_mem - emu.lag_mem, -1)
         free_vc = np.where(m.running, m.cap_vcores - m.alloc_vcores - emu.lag_vc, -1)
-        for app in waiting:
-            if app.stuck_until_resource_change or app.leaf is None:
-                continue
-            limit = self.leaf_limit(app.leaf)
-            for ask in list(app.asks):
-                if ask.is_am:
-                    cfg = emu.queues.config(app.leaf.removesuffix("-default"))
-                    pct = cfg.max_am_resource_percent if cfg is not None else 0.5
-                    am_limit = Resources(int(limit.memory_mb * pct), int(limit.vcores * pct))
-                    if not (am_used.get(app.leaf, Resources(0, 0)) + ask.resources).fits_in(am_limit):
-                        if emu.queues.is_reservation_leaf(app.leaf):
-                            cap = emu.plan.plan_capacity()
-                            pct_q = 100.0 * emu.plan.reservations[app.leaf].reserved_at(emu.now_ms()).memory_mb / max(
-                                cap.memory_mb, 1)
-                            app.diagnostics = activation_diagnostics(app, emu, pct_q, limit)
-                        continue
-                while ask.count > 0:
-                    if not (used.get(app.leaf, Resources(0, 0)) + ask.resources).fits_in(limit):
-                        break
-                    node = self._pick(free_mem, free_vc, ask.resources, emu.hb_phase)
-                    if node is None:
-                        break
-                    self._start(app, ask, node)
-                    # one assignment per node heartbeat: the node is done for this tick
-                    free_mem[node] = -1
-                    free_vc[node] = -1
-                    used[app.leaf] = used.get(app.leaf, Resources(0, 0)) + ask.resources
-                    if ask.is_am:
-                        am_used[app.leaf] = am_used.get(app.leaf, Resources(0, 0)) + ask.resources
-                if ask.count == 0:
-                    app.asks.remove(ask)
+        ok = np.zeros(len(m), dtype=bool)
+        for s in sizes:
+            ok |= (free_mem >= s.memory_mb) & (free_vc >= s.vcores)
+        cand = np.flatnonzero(ok)
+        if len(cand) == 0:
+            return math.inf, -1
+        # the first beat at or after now that this node has not already used
+        after = np.maximum(emu.now - 1e-9, self.last_beat[cand] + 1e-6)
+        beats = next_beats(after, emu.hb_phase[cand], emu.timing.heartbeat_s)  # type: ignore[arg-type]
+        i = int(np.argmin(beats))
+        return float(beats[i]), int(cand[i])
 
-    @staticmethod
-    def _pick(free_mem: np.ndarray, free_vc: np.ndarray, res: Resources, phase: np.ndarray) -> int | None:
-        """The first node to heartbeat this tick that fits `res` (and got nothing yet)."""
-        ok = (free_mem >= res.memory_mb) & (free_vc >= res.vcores)
-        if not ok.any():
-            return None
-        return int(np.argmin(np.where(ok, phase, np.inf)))
+    # --- queue rules ----------------------------------------------------------------------
+
+    def _allowed(self) -> list[tuple[App, Ask]]:
+        """Requests the queue rules allow now, in the order the scheduler serves them (at most
+        the first allowed request of each app: the rest waits for the next heartbeat)."""
+        emu = self.emu
+        waiting = [a for a in emu.apps.values() if a.asks and a.state not in APP_TERMINAL
+                   and a.leaf is not None and not a.stuck_until_resource_change]
+        waiting.sort(key=lambda a: (-a.priority, a.submitted_at, a.seq))
+        out = []
+        for app in waiting:
+            leaf = emu.queues.leaf(app.leaf)
+            if leaf is None or not self._activate(app, leaf):
+                continue
+            for ask in app.asks:
+                if self._may_take(app, leaf, ask.resources):
+                    out.append((app, ask))
+                    break
+                if ask.is_am:
+                    self._waiting_for_am(app, leaf)
+        return out
+
+    def _may_take(self, app: App, leaf: Leaf, res: Resources) -> bool:
+        cluster = self.emu.queues.cluster
+        if not cap.fits_queue(self.used[leaf.name], res, leaf.eff_max, cluster):
+            return False
+        if leaf.config.reservable:  # the plan queue's own maximum bounds all its children
+            plan_used = sum((self.used[x.name] for x in self.emu.queues.leaves.values() if x.config is leaf.config), Z)
+            if not cap.fits_queue(plan_used, res, cap.effective(cluster, leaf.config.max_capacity), cluster):
+                return False
+        limit = self.user_limit(leaf)
+        return cap.may_assign_to_user(self.user_used[(leaf.name, app.spec.user)], limit, cluster)
+
+    def user_limit(self, leaf: Leaf, user: str | None = None) -> Resources:
+        emu = self.emu
+        users = {a.spec.user for a in emu.apps.values() if a.leaf == leaf.name and a.state not in APP_TERMINAL}
+        active_used = sum((self.user_used[(leaf.name, u)] for u in users), Z)
+        return cap.user_limit(eff_min=leaf.eff_min, minimum=emu.config.minimum_allocation,
+                              queue_used=self.used[leaf.name], active_used=active_used, active_users=len(users),
+                              user_limit_pct=leaf.config.user_limit_percent,
+                              user_limit_factor=leaf.config.user_limit_factor, cluster=emu.queues.cluster)
+
+    def am_limit(self, leaf: Leaf) -> Resources:
+        return cap.am_limit(eff_min=leaf.eff_min, current_limit=leaf.eff_max,
+                            am_pct=leaf.config.max_am_resource_percent, minimum=self.emu.config.minimum_allocation)
+
+    def _activate(self, app: App, leaf: Leaf) -> bool:
+        """LeafQueue.activateApplications: within the AM limit, or the queue's first app."""
+        if app.activated:
+            return True
+        emu = self.emu
+        active = [a for a in emu.apps.values() if a.leaf == leaf.name and a.activated and a.state not in APP_TERMINAL]
+        am_used = sum((a.am_resource for a in active), Z)
+        limit = self.am_limit(leaf)
+        if (am_used + app.am_resource).fits_in(limit) or not active:
+            app.activated = True
+            return True
+        app.diagnostics = (
+            "Application is added to the scheduler and is not yet activated. Queue's AM resource limit exceeded.  "
+            f"Details : AM Partition = <DEFAULT_PARTITION>; AM Resource Request = {_res(app.am_resource)}; "
+            f"Queue Resource Limit for AM = {_res(limit)}; User AM Resource Limit of the queue = {_res(limit)}; "
+            f"Queue AM Resource Usage = {_res(am_used)}; ")
+        return False
+
+    def _waiting_for_am(self, app: App, leaf: Leaf) -> None:
+        """An activated app whose AM the queue cannot take yet (apps-id-in-active-reservation)."""
+        app.diagnostics = activation_diagnostics(self.emu, leaf)
+
+    # --- allocation -----------------------------------------------------------------------
 
     def _start(self, app: App, ask: Ask, node: int) -> None:
         spec = app.spec
@@ -115,4 +208,11 @@ class Scheduler:
                                        allocation_request_id=ask.allocation_request_id, cpu_cores=cpu,
                                        mem_used_mb=mem)
         ask.count -= 1
+        if ask.count == 0:
+            app.asks.remove(ask)
+        self.account(app, rec, +1)
         self.emu.apps_mgr.on_allocated(app, rec)
+
+
+def _res(r: Resources) -> str:
+    return f"<memory:{r.memory_mb}, vCores:{r.vcores}>"

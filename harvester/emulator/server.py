@@ -17,7 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from harvester.clock import SimClock
 from harvester.emulator import errors
-from harvester.emulator.routes import Reply, Request, Router
+from harvester.emulator.messages import Reply, Request
+from harvester.emulator.routes import Router
 from harvester.emulator.state import Emulator
 
 log = logging.getLogger(__name__)

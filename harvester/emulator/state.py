@@ -3,9 +3,9 @@
 `Emulator` owns a `ClusterModel` (node capacity, running containers) and adds the RM's view:
 node metadata, the NMs' reported utilization, application/attempt/container records, queues
 and the reservation plan. It never reads time itself: every public entry point first catches
-up to its injected `Clock` (`sync()`), applying deferred work in time order — over-commit
-deadlines through `ClusterModel.next_due/advance`, timed callbacks, and a 1 s tick (NM
-heartbeats: utilization samples, scheduling, the reservation plan follower).
+up to its injected `Clock` (`sync()`), applying deferred work in time order (dynamics.py):
+over-commit deadlines (`ClusterModel.next_due/advance`), timed callbacks, the NM heartbeats at
+which the scheduler allocates, the plan follower's steps and the NM resource monitors' grid.
 
 Thread safety: every public method takes `self.lock` (an RLock); the HTTP server and the
 background ticker call in from their own threads.
@@ -13,7 +13,7 @@ background ticker call in from their own threads.
 Negative node capacity: the real RM accepts `{"memory":-5,"vCores":-1}` and reports it
 (captures/nodes-id-resource-negative-accepted); the cluster model refuses negatives. The
 emulator keeps what the RM was told (`declared_*`; when negative it is shown as totalResource,
-and available = declared - used) and gives the model the value clamped at 0 — which kills and
+and available = declared - used) and gives the model the value clamped at 0, which kills and
 schedules exactly as the RM does, since nothing fits under either.
 
 The model may be shared: pass the simulator's `ClusterModel` and the emulator serves it (nodes
@@ -31,19 +31,23 @@ import numpy as np
 
 from harvester.clock import Clock
 from harvester.domain import Resources
-from harvester.sim.cluster import ClusterModel, Container, EndCause
-from harvester.emulator.dynamics import EventQueue, Timing, UtilizationSampler, next_heartbeat
+from harvester.emulator.applications import AppManager
+from harvester.emulator.contention import host_usage
+from harvester.emulator.dynamics import EventQueue, Timing, UtilizationSampler, next_beats, next_heartbeat
 from harvester.emulator.lifecycle import ContainerState
+from harvester.emulator.plan import ReservationSystem
 from harvester.emulator.queues import DEFAULT_QUEUES, QueueConfig, QueueTree
-from harvester.emulator.records import App, ContainerRecord, new_container_lifecycle
-
-# What each party sees when a container ends (scenarios/overcommit-timeout, signal-and-kill).
-EXIT_PREEMPTED = -102          # the AM: "Container preempted by scheduler"
-EXIT_KILLED_BY_RM = -106       # the NM: "Container Killed by ResourceManager"
-EXIT_ABORTED = -100
-# Virtual memory the NM reports on top of a container's resident memory (captures/nodes-running:
-# an AM JVM and two `sleep` shells = 127 MB resident, 3079 MB virtual).
-VMEM_EXTRA_MB = {True: 2800.0, False: 14.0}  # keyed by "is an AM"
+from harvester.emulator.records import (
+    EXIT_ABORTED,
+    EXIT_KILLED_BY_RM,
+    EXIT_PREEMPTED,
+    VMEM_EXTRA_MB,
+    App,
+    ContainerRecord,
+    new_container_lifecycle,
+)
+from harvester.emulator.scheduler import Scheduler
+from harvester.sim.cluster import ClusterModel, Container, EndCause
 
 
 @dataclass(frozen=True)
@@ -56,9 +60,12 @@ class EmulatorConfig:
     rm_web_address: str = "localhost:8088"
     queues: tuple[QueueConfig, ...] = DEFAULT_QUEUES
     max_priority: int = 0                  # yarn.cluster.max-application-priority
+    # yarn.scheduler.minimum-allocation-mb / -vcores (recurring-reservation RM log:
+    # minimumAllocationFactor 0.875 on 8192 MB nodes = 1024 MB)
+    minimum_allocation: Resources = Resources(1024, 1)
     timing: Timing = field(default_factory=Timing)
     log_aggregation_status: str = "DISABLED"
-    seed: int = 0
+    seed: int = 0                          # NM heartbeat, monitor and plan-follower phases
 
 
 class Emulator:
@@ -74,17 +81,17 @@ class Emulator:
         self.model = model if model is not None else ClusterModel()
         self.queues = QueueTree(self.config.queues, self.config.max_priority)
         self.events = EventQueue()
-        self.sampler = UtilizationSampler()
+        self.sampler = UtilizationSampler(max(1, int(round(self.timing.monitor_interval_s))))
         self._rng = np.random.default_rng(self.config.seed)
         # per-node metadata the model does not hold
         self.http_addresses: list[str] = []
         self.host_mem_mb = np.zeros(0)
         self.registered_ms = np.zeros(0, dtype=np.int64)
-        self.hb_phase = np.zeros(0)
+        self.hb_phase = np.zeros(0)          # each NM's heartbeat phase in [0, heartbeat_s)
         self.declared_mem = np.zeros(0, dtype=np.int64)
         self.declared_vc = np.zeros(0, dtype=np.int64)
         self.declared_negative = np.zeros(0, dtype=bool)
-        self.lag_mem = np.zeros(0, dtype=np.int64)
+        self.lag_mem = np.zeros(0, dtype=np.int64)  # RM-killed containers the NM has not reported yet
         self.lag_vc = np.zeros(0, dtype=np.int64)
         self.lag_n = np.zeros(0, dtype=np.int64)
         self.cont_mem_used = np.zeros(0)
@@ -98,13 +105,10 @@ class Emulator:
         self.containers: dict[str, ContainerRecord] = {}
         self.nm_done: dict[int, list[str]] = {}  # node -> DONE containers the NM still lists
         self.primary_patterns: list[Callable[[float], None]] = []
-        self.tick_hooks: list[Callable[[float], None]] = []  # called each 1 s tick (e.g. a simulator's step)
+        self.tick_hooks: list[Callable[[float], None]] = []  # called at each monitor grid point (1 s)
         self._tick_k = int(np.floor(self.now)) + 1
-        # components (imported late: they import this module's constants)
-        from harvester.emulator.applications import AppManager
-        from harvester.emulator.plan import ReservationSystem
-        from harvester.emulator.scheduler import Scheduler
-
+        step = self.timing.plan_step_s
+        self._next_follow = next_heartbeat(self.now, float(self._rng.random()) * step, step)
         self.apps_mgr = AppManager(self)
         self.plan = ReservationSystem(self)
         self.scheduler = Scheduler(self)
@@ -122,14 +126,16 @@ class Emulator:
             return self.now
 
     def advance_to(self, t: float) -> None:
-        """Apply everything due up to `t` in time order (deadlines, callbacks, 1 s ticks)."""
+        """Apply everything due up to `t` in time order (see the module docstring)."""
         with self.lock:
             while True:
                 t_dead = self.model.next_due()
                 t_dead = np.inf if t_dead is None else t_dead
                 t_ev = self.events.peek()
+                t_follow = self._next_follow
                 t_tick = float(self._tick_k)
-                nxt = min(t_dead, t_ev, t_tick)
+                t_sched = self.scheduler.next_time()
+                nxt = min(t_dead, t_ev, t_follow, t_tick, t_sched)
                 if nxt > t:
                     break
                 self.now = max(self.now, nxt)
@@ -139,35 +145,41 @@ class Emulator:
                 elif t_ev == nxt:
                     _, fn = self.events.pop()
                     fn(nxt)
-                else:
+                elif t_follow == nxt:
+                    self.plan.follow(nxt)
+                    self._next_follow = nxt + self.timing.plan_step_s
+                elif t_tick == nxt:
                     self._tick(self._tick_k)
                     self._tick_k += 1
+                else:
+                    self.scheduler.beat(nxt)
             self.now = max(self.now, t)
+            self._publish(self.now)
 
     def _tick(self, k: int) -> None:
+        """A point of the NM resource monitors' 1 s grid: tenants' load, samples, hooks."""
         t = float(k)
         for pattern in self.primary_patterns:
             pattern(t)
-        self.sampler.tick(k, *self._instant_utilization())
-        self.node_version[self.sampler.published] += 1
-        self.plan.follow(t)
-        self.scheduler.schedule(t)
+        self._publish(t)
+        beats = next_beats(t, self.hb_phase, self.timing.heartbeat_s)
+        self.sampler.sample(k, *self._instant_utilization(), beats)
         for hook in self.tick_hooks:
             hook(t)
-        for node, cids in list(self.nm_done.items()):
-            keep = [c for c in cids if (self.containers[c].nm_forget_at or 0) > t]
-            if keep != cids:
-                self.nm_done[node] = keep
-                self.node_version[node] += 1
+
+    def _publish(self, t: float) -> None:
+        changed = self.sampler.publish(t)
+        if len(changed):
+            self.node_version[changed] += 1
 
     def _instant_utilization(self) -> tuple[np.ndarray, ...]:
         m = self.model
         cores = m.physical_cores
-        used = m.primary_cpu + m.container_cpu
-        # NMs on one host each report the whole host (cpu-burn: both NMs read 2.0)
-        host_used = np.bincount(self.host_index, weights=used, minlength=len(self._hosts))[self.host_index]
-        node_cpu = np.minimum(cores, host_used)
-        cont_vcores = m.container_cpu * m.total_vcores / cores
+        # NMs on one host each report the whole host (cpu-burn: both NMs read 2.0), and an
+        # oversubscribed host's cores are shared per runnable process (contention.py)
+        node_cpu, got = host_usage(self.host_index, cores, m.primary_cpu, m.container_cpu,
+                                   lambda i: [c.cpu_cores for c in m.containers_on(i) if c.cpu_cores > 0])
+        cont_vcores = got * m.total_vcores / cores
         host_mem = np.bincount(self.host_index, weights=m.primary_mem + self.cont_mem_used,
                                minlength=len(self._hosts))[self.host_index]
         return node_cpu, cont_vcores, host_mem, self.cont_mem_used.copy(), self.cont_vmem.copy()
@@ -206,7 +218,7 @@ class Emulator:
         ram = np.full(k, host_memory_mb) if host_memory_mb is not None else 3.0 * m.total_mem[new]
         self.host_mem_mb = np.concatenate([self.host_mem_mb, ram])
         self.registered_ms = np.concatenate([self.registered_ms, np.full(k, self.now_ms(), dtype=np.int64)])
-        self.hb_phase = np.concatenate([self.hb_phase, self._rng.random(k)])
+        self.hb_phase = np.concatenate([self.hb_phase, self._rng.random(k) * self.timing.heartbeat_s])
         self.declared_mem = np.concatenate([self.declared_mem, m.cap_mem[new]])
         self.declared_vc = np.concatenate([self.declared_vc, m.cap_vcores[new]])
         self.declared_negative = np.concatenate([self.declared_negative, np.zeros(k, dtype=bool)])
@@ -217,7 +229,15 @@ class Emulator:
         if base_memory_mb is not None:  # adopted nodes keep the memory the simulator gave them
             m.set_primary_usage(m.primary_cpu[new], np.full(k, base_memory_mb), nodes=new)
         self.sampler.grow(k, m.primary_mem[new].copy(), self._rng)
-        self.plan.on_cluster_resource_change(self.now)
+        self.scheduler.grow(k)
+        self._cluster_resource_changed()
+
+    def pin_heartbeat(self, node_id: str, at: float) -> None:
+        """Make the NM heartbeat at time `at` (and every heartbeat interval from it)."""
+        with self.lock:
+            i = self.model.index(node_id)
+            self.hb_phase[i] = at % self.timing.heartbeat_s
+            self.scheduler.touch()
 
     def total_resource(self, node: int) -> Resources:
         """The node's totalResource as the RM reports it (what it was told, even negative)."""
@@ -235,23 +255,29 @@ class Emulator:
         return next_heartbeat(after, float(self.hb_phase[node]), self.timing.heartbeat_s)
 
     def update_node_resource(self, node: int, memory_mb: int, vcores: int, overcommit_timeout_ms: int) -> None:
-        """POST /nodes/{id}/resource as the RM applies it (see module doc for negatives)."""
+        """POST /nodes/{id}/resource as the RM applies it (see module doc for negatives).
+
+        Even an unchanged resource counts as a cluster resource change: the scheduler
+        recomputes every queue's effective resources (the recorded "nudge")."""
         with self.lock:
             now = self.now
             if overcommit_timeout_ms > 0:
                 # the kill happens at the first NM heartbeat after T (scenario: T=20000 -> 20.96 s)
                 due = self.next_heartbeat(node, now + overcommit_timeout_ms / 1000.0)
                 timeout = int(round((due - now) * 1000))
-            elif overcommit_timeout_ms == 0:
-                timeout = int(round(self.timing.rm_kill_delay_s * 1000))
             else:
-                timeout = -1
+                timeout = overcommit_timeout_ms  # 0: at once (recorded within ~40 ms); -1: never
             self.declared_mem[node] = memory_mb
             self.declared_vc[node] = vcores
             self.declared_negative[node] = memory_mb < 0 or vcores < 0
             self.model.set_capacity(node, Resources(max(memory_mb, 0), max(vcores, 0)), now, max(timeout, -1))
             self.node_version[node] += 1
-            self.plan.on_cluster_resource_change(now)
+            self._cluster_resource_changed()
+
+    def _cluster_resource_changed(self) -> None:
+        self.queues.update_cluster_resource(self.cluster_resource())
+        self.plan.on_cluster_resource_change()
+        self.scheduler.touch()
 
     def set_primary(self, node: int | np.ndarray | slice, cpu_cores: float | np.ndarray,
                     memory_mb: float | np.ndarray | None = None) -> None:
@@ -264,25 +290,38 @@ class Emulator:
     def container_id(self, app: App, attempt_no: int, seq: int) -> str:
         return f"container_{self.cluster_ts_ms}_{app.seq:04d}_{attempt_no:02d}_{seq:06d}"
 
-    def start_container(self, app: App, node: int, res: Resources, *, is_am: bool, priority: int,
+    def start_container(self, app: App, node: int, resources: Resources, *, is_am: bool, priority: int,
                         allocation_request_id: int, cpu_cores: float, mem_used_mb: float) -> ContainerRecord:
-        attempt = app.attempt
-        assert attempt is not None
-        cid = self.container_id(app, attempt.number, len(attempt.containers) + 1)
-        c = self.model.allocate(cid, app.app_id, node, res, self.now, is_am=is_am, priority=priority,
-                                cpu_cores=cpu_cores)
-        if c is None:
-            raise RuntimeError(f"scheduler placed {cid} on a node where it does not fit")
-        rec = ContainerRecord(cid, app.app_id, attempt.attempt_id, node, res, self.now, is_am, priority,
+        """Allocate a container (the scheduler's decision); its process starts later (`run`)."""
+        att = app.attempt
+        assert att is not None
+        cid = self.container_id(app, att.number, len(att.containers) + 1)
+        self.model.allocate(cid, app.app_id, node, resources, self.now, is_am=is_am, priority=priority, force=True)
+        rec = ContainerRecord(cid, app.app_id, att.attempt_id, node, resources, self.now, is_am, priority,
                               allocation_request_id, new_container_lifecycle(cid, self.now),
                               mem_used_mb=mem_used_mb, cpu_cores=cpu_cores)
-        rec.lifecycle.path(ContainerState.ACQUIRED, ContainerState.RUNNING, at=self.now, reason="launched")
         self.containers[cid] = rec
-        attempt.containers.append(cid)
-        self.cont_mem_used[node] += mem_used_mb
-        self.cont_vmem[node] += mem_used_mb + VMEM_EXTRA_MB[is_am]
+        att.containers.append(cid)
         self.node_version[node] += 1
         return rec
+
+    def run(self, rec: ContainerRecord, at: float, then: Callable[[float], None] | None = None) -> None:
+        """The NM starts `rec`'s process at `at` (it burns CPU and memory from then on)."""
+        def started(t: float) -> None:
+            if not rec.live:
+                return
+            rec.running_at = t
+            if rec.lifecycle.can(ContainerState.ACQUIRED):
+                rec.lifecycle.to(ContainerState.ACQUIRED, t, "acquired")
+            rec.lifecycle.to(ContainerState.RUNNING, t, "process started")
+            self.model.set_container_cpu(rec.container_id, rec.cpu_cores)
+            self.cont_mem_used[rec.node] += rec.mem_used_mb
+            self.cont_vmem[rec.node] += rec.mem_used_mb + VMEM_EXTRA_MB[rec.is_am]
+            self.node_version[rec.node] += 1
+            if then is not None:
+                then(t)
+
+        self.events.at(at, started)
 
     def end_container(self, cid: str, cause: EndCause, *, exit_code: int | None = None) -> ContainerRecord | None:
         """Stop a running container (task exit, signal, app kill); None if it already ended."""
@@ -291,18 +330,24 @@ class Emulator:
             return None
         self.model.release(cid, self.now, cause)
         self._finish_record(rec, cause, exit_code)
+        # the NM reports a finished container at once (an out-of-band heartbeat): the RM may
+        # place another container on the node right away
+        self.scheduler.touch(rec.node)
         return rec
 
     def signal_container(self, cid: str, graceful: bool) -> None:
-        """GRACEFUL_SHUTDOWN (SIGTERM, exit 143) / FORCEFUL_SHUTDOWN (SIGKILL, exit 137), delivered
-        with the node's next heartbeat (signal-and-kill: 0.94 s and 0.34 s after the POST)."""
+        """GRACEFUL_SHUTDOWN (SIGTERM, exit 143) / FORCEFUL_SHUTDOWN (SIGKILL, exit 137): the
+        NM gets the signal at its next heartbeat and the process exits right after."""
         rec = self.containers[cid]
         cause = EndCause.SIGNAL_GRACEFUL if graceful else EndCause.SIGNAL_FORCEFUL
-        at = self.next_heartbeat(rec.node, self.now) + self.timing.signal_exit_s
+        at = self.next_heartbeat(rec.node, self.now) + self.timing.process_exit_s
         self.events.at(at, lambda t: self.end_container(cid, cause))
 
     def _after_rm_kill(self, c: Container) -> None:
-        """The model killed `c` at an over-commit deadline: NM -106, AM -102, node used lags."""
+        """The model killed `c` at an over-commit deadline: NM -106, AM -102. The node's used
+        resource keeps it until the NM reports the exit: the NM hears of the kill at its next
+        heartbeat and reports the exit at the one after (overcommit-timeout: used 5120 at
+        +0.2 s, 3072 by +2.2 s)."""
         rec = self.containers.get(c.container_id)
         if rec is None or not rec.live:
             return
@@ -311,26 +356,48 @@ class Emulator:
         self.lag_vc[node] += rec.resources.vcores
         self.lag_n[node] += 1
 
-        def clear(_: float, node: int = node, res: Resources = rec.resources) -> None:
+        def reported(_: float, node: int = node, res: Resources = rec.resources) -> None:
             self.lag_mem[node] -= res.memory_mb
             self.lag_vc[node] -= res.vcores
             self.lag_n[node] -= 1
             self.node_version[node] += 1
+            self.scheduler.touch(node)
 
-        self.events.at(self.now + self.timing.node_used_lag_s, clear)
+        self.events.at(self.next_heartbeat(node, self.next_heartbeat(node, self.now)), reported)
         self._finish_record(rec, EndCause.RM_OVERCOMMIT, None)
+        self.scheduler.touch()
 
     def _finish_record(self, rec: ContainerRecord, cause: EndCause, exit_code: int | None) -> None:
         now = self.now
         rec.finished_at = now
-        rec.nm_forget_at = now + self.timing.nm_done_retention_s
         node = rec.node
-        self.cont_mem_used[node] -= rec.mem_used_mb
-        self.cont_vmem[node] -= rec.mem_used_mb + VMEM_EXTRA_MB[rec.is_am]
+        if rec.running_at is not None:
+            self.cont_mem_used[node] -= rec.mem_used_mb
+            self.cont_vmem[node] -= rec.mem_used_mb + VMEM_EXTRA_MB[rec.is_am]
         if not self.model.containers_on(node):
             self.cont_mem_used[node] = 0.0
             self.cont_vmem[node] = 0.0
-        stamp = self.nm_timestamp(now)
+        self._exit_status(rec, cause, exit_code)
+        final = ContainerState.COMPLETED if cause in (EndCause.COMPLETED, EndCause.SIGNAL_GRACEFUL,
+                                                      EndCause.SIGNAL_FORCEFUL) else ContainerState.KILLED
+        rec.lifecycle.to(final, now, cause.value)
+        if cause is not EndCause.APP_KILLED and rec.running_at is not None:
+            # the NM lists it as DONE until the RM acknowledged the report (the next heartbeat)
+            rec.nm_forget_at = self.next_heartbeat(node, self.next_heartbeat(node, now))
+            self.nm_done.setdefault(node, []).append(rec.container_id)
+            self.events.at(rec.nm_forget_at, lambda t, n=node, c=rec.container_id: self._nm_forget(n, c))
+        self.node_version[node] += 1
+        self.apps_mgr.on_container_end(rec, cause)
+
+    def _nm_forget(self, node: int, cid: str) -> None:
+        done = self.nm_done.get(node, [])
+        if cid in done:
+            done.remove(cid)
+            self.node_version[node] += 1
+
+    def _exit_status(self, rec: ContainerRecord, cause: EndCause, exit_code: int | None) -> None:
+        """Exit codes and diagnostics as the NM and the AM report them (scenarios)."""
+        stamp = self.nm_timestamp(self.now)
         if cause is EndCause.RM_OVERCOMMIT:
             rec.nm_exit_code, rec.am_exit_status = EXIT_KILLED_BY_RM, EXIT_PREEMPTED
             rec.nm_diagnostics = (f"[{stamp}]Container Killed by ResourceManager\n[{stamp}]Container killed on "
@@ -356,13 +423,6 @@ class Emulator:
             rec.nm_exit_code = EXIT_KILLED_BY_RM if cause is EndCause.APP_KILLED else EXIT_ABORTED
             rec.am_exit_status = rec.nm_exit_code
             rec.nm_diagnostics = f"[{stamp}]Container Killed by ResourceManager\n"
-        final = ContainerState.COMPLETED if cause in (EndCause.COMPLETED, EndCause.SIGNAL_GRACEFUL,
-                                                      EndCause.SIGNAL_FORCEFUL) else ContainerState.KILLED
-        rec.lifecycle.to(final, now, cause.value)
-        if cause is not EndCause.APP_KILLED:
-            self.nm_done.setdefault(node, []).append(rec.container_id)
-        self.node_version[node] += 1
-        self.apps_mgr.on_container_end(rec, cause)
 
     @staticmethod
     def _pid(rec: ContainerRecord) -> int:

@@ -106,27 +106,35 @@ class Workload:
     def distributed_shell(self, workers: int, worker: Resources = Resources(1024, 1), *,
                           duration_s: float | None = None, cpu_cores: float = 0.0, exit_code: int = 0,
                           queue: str = "root.default", user: str = "root", name: str = "DistributedShell",
-                          am: Resources = Resources(1024, 1), reservation_id: str | None = None,
-                          priority: int = 0) -> App:
-        """A DS app: AM + `workers` containers that sleep `duration_s` (None = until killed)."""
+                          am: Resources = Resources(512, 1), reservation_id: str | None = None,
+                          priority: int = 0, am_startup_s: float | None = None) -> App:
+        """A DS app: AM (-master_memory 512 MB) + `workers` containers that sleep `duration_s`
+        (None = until killed) or burn `cpu_cores` (a busy loop wants 1.0)."""
         return self.submit(AppSpec(name=name, user=user, queue=queue, kind=AmKind.DISTRIBUTED_SHELL, am=am,
                                    workers=workers, worker=worker, worker_duration_s=duration_s,
                                    worker_cpu_cores=cpu_cores, worker_exit_code=exit_code,
-                                   reservation_id=reservation_id, priority=priority))
+                                   reservation_id=reservation_id, priority=priority, am_startup_s=am_startup_s))
 
     def mapreduce_sleep(self, maps: int, map_resources: Resources = Resources(1024, 1), *,
                         map_duration_s: float | None = 400.0, queue: str = "root.default", user: str = "root",
-                        am: Resources = Resources(1536, 1), reservation_id: str | None = None) -> App:
-        """The MR sleep job (`sleep -m N -r 0 -mt MS`): AM + N maps; lost maps are re-run."""
+                        am: Resources = Resources(1024, 1), reservation_id: str | None = None,
+                        am_startup_s: float | None = None) -> App:
+        """The MR sleep job (`sleep -m N -r 0 -mt MS`, recorded with
+        yarn.app.mapreduce.am.resource.mb=1024): AM + N maps; lost maps are re-run."""
         return self.submit(AppSpec(name="Sleep job", user=user, queue=queue, app_type="MAPREDUCE",
                                    kind=AmKind.MAPREDUCE, am=am, workers=maps, worker=map_resources,
                                    worker_duration_s=map_duration_s, worker_cpu_cores=0.05,
-                                   worker_mem_used_mb=300.0, reservation_id=reservation_id))
+                                   worker_mem_used_mb=300.0, reservation_id=reservation_id,
+                                   am_startup_s=am_startup_s))
 
     def kill(self, app_id: str, user: str = "root") -> str:
         with self.emu.lock:
             self._now()
             return self.emu.apps_mgr.kill(self.emu.apps[app_id], user)
+
+    def pin_heartbeat(self, node_id: str, at: float) -> None:
+        """Make `node_id`'s NodeManager heartbeat at time `at` (e.g. as read off a recording)."""
+        self.emu.pin_heartbeat(node_id, at)
 
     def signal(self, container_id: str, graceful: bool = True) -> None:
         """GRACEFUL_SHUTDOWN / FORCEFUL_SHUTDOWN, delivered at the node's next heartbeat."""

@@ -307,6 +307,14 @@ class ClusterModel:
             self.container_cpu[c.node] = 0.0  # no float drift on an empty node
         return c
 
+    def set_container_cpu(self, container_id: str, cpu_cores: float) -> None:
+        """Change what a running container's task burns (e.g. once its process has started)."""
+        c = self.containers[container_id]
+        if c.ended_at is not None:
+            return
+        self.container_cpu[c.node] += cpu_cores - c.cpu_cores
+        c.cpu_cores = cpu_cores
+
     def forget(self, container_id: str) -> None:
         """Drop an ended container from the index (the simulator does this to bound memory)."""
         c = self.containers.pop(container_id)

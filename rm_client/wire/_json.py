@@ -24,6 +24,8 @@ else escapes.
 from __future__ import annotations
 
 import json
+import math
+import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -52,6 +54,7 @@ __all__ = [
     "fstr",
     "fstrs",
     "items",
+    "java_float",
     "join",
     "loads",
     "obj",
@@ -139,6 +142,20 @@ def items(v: Any, where: str, key: str = "") -> list[Any]:
 def collapse(values: list[Any]) -> Any:
     """The RM's non-array list form: one element -> the bare element, else a JSON array."""
     return values[0] if len(values) == 1 else values
+
+
+def java_float(x: float) -> float:
+    """A Java ``float`` field as the RM's Jackson prints it: the shortest decimal that names
+    the same 32-bit value (``6.2020326``, ``12.5``). Returned as a Python float whose repr is
+    that text, so encoding it gives the RM's digits."""
+    if not math.isfinite(x):
+        return 0.0
+    f32 = struct.unpack("f", struct.pack("f", x))[0]
+    for digits in range(1, 10):
+        text = f"{f32:.{digits}g}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == f32:
+            return float(text)
+    return f32
 
 
 # --- the field table

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rm_client.wire._json import Struct, decode_list, encode_list, fcustom, fint, fstr
+from rm_client.wire._json import Struct, collapse, decode_list, encode_list, fcustom, fint, fstr
 from rm_client.wire.apps import decode_entry_map, encode_entry_map
 
 __all__ = [
@@ -181,7 +181,10 @@ def decode_containers(doc: Any) -> tuple[Container, ...]:
 
 
 def encode_containers(containers: tuple[Container, ...] | list[Container]) -> dict[str, Any]:
-    return encode_list(None, "container", containers, CONTAINER, strings=True)
+    """The "mapped" list: ``{}`` when empty, ONE container collapsed to the bare object
+    (scenarios/cpu-burn), an array for several."""
+    out = [CONTAINER.encode(c, strings=True) for c in containers]
+    return {"container": collapse(out)} if out else {}
 
 
 def decode_container(doc: Any) -> Container:

@@ -12,7 +12,8 @@ Shape notes (3.3.6, root.default reservable):
   ``root.default.root.default-default``, exactly as the RM's own ``health.operationsInfo``);
 * percentages are 0..100 floats; ``absolute*`` are relative to the whole cluster.
 
-Only the modelled keys are encoded back (``health`` and ``leafQueueTemplate`` are dropped).
+Every key of the recorded answers is modelled, so encoding a decoded tree gives the RM's JSON
+back; the emulator renders ``/scheduler`` from this same table.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from rm_client.wire._json import (
     fstrs,
     fcustom,
     ffloat,
+    fobj,
     fint,
     flist,
     fstr,
@@ -41,7 +43,10 @@ from rm_client.wire._json import (
 from rm_client.wire.resources import PARTITION_USAGE, PartitionResourceUsage, Resource, field_resource
 
 __all__ = [
+    "HealthOperation",
+    "HealthRunDetail",
     "Queue",
+    "SchedulerHealth",
     "QueueAccess",
     "QueueAcl",
     "QueueCapacities",
@@ -125,6 +130,64 @@ QUEUE_USER: Struct[QueueUser] = Struct(QueueUser, [
 
 
 @dataclass(frozen=True, slots=True)
+class HealthOperation:
+    """One ``health.operationsInfo`` entry: the scheduler's last allocation/release/... ("N/A" if none)."""
+
+    operation: str
+    node_id: str = "N/A"
+    container_id: str = "N/A"
+    queue: str = "N/A"
+
+
+HEALTH_OPERATION: Struct[HealthOperation] = Struct(HealthOperation, [
+    fstr("operation", "operation"),
+    fstr("node_id", "nodeId"),
+    fstr("container_id", "containerId"),
+    fstr("queue", "queue"),
+])
+
+
+@dataclass(frozen=True, slots=True)
+class HealthRunDetail:
+    """One ``health.lastRunDetails`` entry (``releases``/``allocations``/``reservations``)."""
+
+    operation: str
+    count: int
+    resources: Resource | None = None
+
+
+HEALTH_RUN_DETAIL: Struct[HealthRunDetail] = Struct(HealthRunDetail, [
+    fstr("operation", "operation"),
+    fint("count", "count"),
+    field_resource("resources", "resources"),
+])
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerHealth:
+    """The root's ``health`` block (CapacitySchedulerHealthInfo)."""
+
+    last_run_ms: int
+    operations: tuple[HealthOperation, ...] = ()
+    last_run_details: tuple[HealthRunDetail, ...] = ()
+
+
+SCHEDULER_HEALTH: Struct[SchedulerHealth] = Struct(SchedulerHealth, [
+    fint("last_run_ms", "lastrun"),
+    flist("operations", "operationsInfo", HEALTH_OPERATION),
+    flist("last_run_details", "lastRunDetails", HEALTH_RUN_DETAIL),
+])
+
+
+def _dec_template(raw: Any, where: str, key: str) -> dict[str, Any]:
+    return obj(raw, where, key)
+
+
+def _enc_template(value: dict[str, Any], strings: bool) -> dict[str, Any]:
+    return dict(value)
+
+
+@dataclass(frozen=True, slots=True)
 class Queue:
     """A CapacityScheduler queue. ``kind`` is ``root``, ``parent`` or ``leaf``; leaf-only
     fields are None on parents. Lifetimes are seconds (-1 = unlimited)."""
@@ -148,6 +211,7 @@ class Queue:
     reserved_containers: int | None = None
     pending_containers: int | None = None
     capacities: tuple[QueueCapacities, ...] = ()
+    health: SchedulerHealth | None = None
     partition_usage: tuple[PartitionResourceUsage, ...] | None = None
     min_effective_capacity: Resource | None = None
     max_effective_capacity: Resource | None = None
@@ -156,6 +220,7 @@ class Queue:
     queue_priority: int | None = None
     ordering_policy: str | None = None
     auto_create_child_queue_enabled: bool | None = None
+    leaf_queue_template: dict[str, Any] | None = None
     num_active_applications: int | None = None
     num_pending_applications: int | None = None
     num_containers: int | None = None
@@ -217,6 +282,7 @@ _QUEUE_FIELDS: list[Field] = [
     fint("reserved_containers", "reservedContainers", True),
     fint("pending_containers", "pendingContainers", True),
     flist("capacities", "capacities", QUEUE_CAPACITIES, inner="queueCapacitiesByPartition"),
+    fobj("health", "health", SCHEDULER_HEALTH, True),
     flist("partition_usage", "resources", PARTITION_USAGE, inner="resourceUsagesByPartition", default=None),
     field_resource("min_effective_capacity", "minEffectiveCapacity"),
     field_resource("max_effective_capacity", "maxEffectiveCapacity"),
@@ -225,6 +291,7 @@ _QUEUE_FIELDS: list[Field] = [
     fint("queue_priority", "queuePriority", True),
     fstr("ordering_policy", "orderingPolicyInfo", True),
     fbool("auto_create_child_queue_enabled", "autoCreateChildQueueEnabled", True),
+    fcustom("leaf_queue_template", "leafQueueTemplate", _dec_template, _enc_template, True),
     fint("num_active_applications", "numActiveApplications", True),
     fint("num_pending_applications", "numPendingApplications", True),
     fint("num_containers", "numContainers", True),

@@ -10,7 +10,9 @@ exact bodies) over HTTP and pairs the emulated answer with the recorded one.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
@@ -44,6 +46,64 @@ def load(scenario_dir: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
 
 def start_epoch(events: list[dict[str, Any]]) -> float:
     return next(e["epoch_ms"] for e in events if e["event"] == "scenario_start") / 1000.0
+
+
+_ASSIGNED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) .*Assigned container \S+ of capacity .* "
+                       r"on host (\S+),")
+
+
+def heartbeats(scenario_dir: Path) -> dict[str, float]:
+    """One recorded heartbeat time (epoch s) per NodeManager: the RM log's first "Assigned
+    container ... on host N" line (the CapacityScheduler allocates at node heartbeats)."""
+    log = scenario_dir / "rm-log-excerpt.log"
+    out: dict[str, float] = {}
+    if not log.exists():
+        return out
+    for line in log.read_text(errors="replace").splitlines():
+        m = _ASSIGNED.match(line)
+        if m and m.group(3) not in out:
+            out[m.group(3)] = _log_time(m.group(1), m.group(2))
+    return out
+
+
+_ACCEPTED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) .*RMAppImpl: (application_\d+_\d+) "
+                       r"State change from SUBMITTED to ACCEPTED")
+
+
+def _log_time(day_time: str, millis: str) -> float:
+    wall = datetime.strptime(day_time, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+    return wall.timestamp() + int(millis) / 1000.0
+
+
+def accepted(scenario_dir: Path) -> dict[str, float]:
+    """When the RM accepted each app (epoch s), from its log; the client's own "submitted" print
+    comes later, and which NM heartbeat comes first decides where the AM lands."""
+    log = scenario_dir / "rm-log-excerpt.log"
+    if not log.exists():
+        return {}
+    return {m.group(3): _log_time(m.group(1), m.group(2)) for m in map(_ACCEPTED.match, log.read_text(
+        errors="replace").splitlines()) if m}
+
+
+_REGISTERED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) .*RMAppImpl: (application_\d+_\d+) "
+                         r"State change from ACCEPTED to RUNNING")
+_AM_ASSIGNED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) .*Assigned container "
+                          r"container_(\d+)_(\d+)_01_000001 ")
+
+
+def am_startups(scenario_dir: Path) -> dict[str, float]:
+    """Each app's AM start-up as recorded (AM container assigned -> ATTEMPT_REGISTERED): a
+    property of the AM program on that host (DS 1.0-2.7 s across the recordings)."""
+    log = scenario_dir / "rm-log-excerpt.log"
+    if not log.exists():
+        return {}
+    assigned, registered = {}, {}
+    for line in log.read_text(errors="replace").splitlines():
+        if m := _AM_ASSIGNED.match(line):
+            assigned.setdefault(f"application_{m.group(3)}_{m.group(4)}", _log_time(m.group(1), m.group(2)))
+        elif m := _REGISTERED.match(line):
+            registered.setdefault(m.group(3), _log_time(m.group(1), m.group(2)))
+    return {app: registered[app] - t for app, t in assigned.items() if app in registered}
 
 
 def _target(path: str) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from emu_timeline import Exchange, as_list, field, load, quiet, replay, shape_mismatches, start_epoch
+from emu_timeline import Exchange, accepted, am_startups, as_list, field, heartbeats, load, quiet, replay, shape_mismatches, start_epoch
 from emu_world import N1, N2, World
 
 from harvester.domain import Resources
@@ -36,21 +36,19 @@ def _burn_ids(n: int):  # type: ignore[no-untyped-def]
     return burn
 
 
-def _ds(workers: int, **kw: Any):  # type: ignore[no-untyped-def]
-    return lambda w: w.work.distributed_shell(workers, Resources(1024, 1), am=Resources(1024, 1), **kw)
-
-
-# NM heartbeat phases (s within each second) read off the recording: the signals reached the NMs
-# 0.94 s (45455) and 0.34 s (45454) after their POSTs; the heartbeat order also decides placement.
-PHASES = {N1: 0.92, N2: 0.51}
+def _ds(workers: int, startup: float | None = None, **kw: Any):  # type: ignore[no-untyped-def]
+    return lambda w: w.work.distributed_shell(workers, Resources(1024, 1), am=Resources(1024, 1),
+                                              am_startup_s=startup, **kw)
 
 
 def _run(fixtures_dir: Path, name: str, actions: list) -> tuple[World, list[Exchange]]:  # type: ignore[type-arg]
     rows, events = load(fixtures_dir / "yarn-3.3.6" / "scenarios" / name)
     base = start_epoch(events)
     world = World(CLUSTER)
-    for node, phase in PHASES.items():
-        world.emu.hb_phase[world.emu.node_index(node)] = (base + phase) % 1.0
+    # each NM's heartbeat phase as the RM log of this recording shows it (placement order and
+    # signal delivery depend on it)
+    for node, at in heartbeats(fixtures_dir / "yarn-3.3.6" / "scenarios" / name).items():
+        world.work.pin_heartbeat(node, at)
     world.clock.set(base)
     world.base = base
     try:
@@ -61,8 +59,17 @@ def _run(fixtures_dir: Path, name: str, actions: list) -> tuple[World, list[Exch
 
 
 def _submits(fixtures_dir: Path, name: str) -> list[float]:
-    _, events = load(fixtures_dir / "yarn-3.3.6" / "scenarios" / name)
-    return [e["t_ms"] / 1000 for e in events if e["event"] == "app_submitted"]
+    """Submission times (s after the start): the RM log's acceptance where it has it."""
+    return [t for t, _ in _clients(fixtures_dir, name)]
+
+
+def _clients(fixtures_dir: Path, name: str) -> list[tuple[float, float | None]]:
+    """(submission time, the AM's recorded start-up) of each app the recorder's clients started."""
+    scenario = fixtures_dir / "yarn-3.3.6" / "scenarios" / name
+    _, events = load(scenario)
+    base, rm, startup = start_epoch(events), accepted(scenario), am_startups(scenario)
+    return [(rm[e["app"]] - base if e.get("app") in rm else e["t_ms"] / 1000, startup.get(e.get("app", "")))
+            for e in events if e["event"] == "app_submitted"]
 
 
 def _gets(exchanges: list[Exchange], suffix: str) -> list[Exchange]:
@@ -87,7 +94,9 @@ def _startups(fixtures_dir: Path, name: str) -> list[tuple[float, float]]:
     holds and releases one extra container, overcommit-timeout README) and app end (the RM keeps
     `resourceInfo` and the NMs their DONE containers for a moment)."""
     _, events = load(fixtures_dir / "yarn-3.3.6" / "scenarios" / name)
-    ends = [(e["t_ms"] / 1000, 3.0) for e in events if e["event"] == "app_final"]
+    # the workers exit up to ~2 s before the app ends (the AM hears of it at its next allocate call,
+    # then unregisters and stops); which worker goes first depends on the AM's launch threads
+    ends = [(e["t_ms"] / 1000 - 2.5, 5.5) for e in events if e["event"] == "app_final"]
     return [(t, 11.0) for t in _submits(fixtures_dir, name)] + ends
 
 
@@ -100,8 +109,8 @@ def _other_scenarios_apps(ex: Exchange) -> bool:
 
 @pytest.fixture(scope="module")
 def overcommit(fixtures_dir: Path) -> tuple[World, list[Exchange]]:
-    subs = _submits(fixtures_dir, "overcommit-timeout")
-    return _run(fixtures_dir, "overcommit-timeout", [(t, _ds(4, duration_s=300.0)) for t in subs])
+    subs = _clients(fixtures_dir, "overcommit-timeout")
+    return _run(fixtures_dir, "overcommit-timeout", [(t, _ds(4, up, duration_s=300.0)) for t, up in subs])
 
 
 def _app_containers(exchanges: list[Exchange], app: str, t0: float, t1: float) -> list[tuple[float, set[str]]]:
@@ -198,13 +207,13 @@ def test_running_containers_follow_the_recording(overcommit: tuple[World, list[E
 
 @pytest.fixture(scope="module")
 def cpuburn(fixtures_dir: Path) -> tuple[World, list[Exchange]]:
-    (sub,) = _submits(fixtures_dir, "cpu-burn")
+    ((sub, up),) = _clients(fixtures_dir, "cpu-burn")
 
     def burner(w: World) -> None:  # 2 x `while True: pass` outside YARN on the shared host
         w.work.burn(N1, 2.0, w.base + 20.002, w.base + 80.003)
 
     return _run(fixtures_dir, "cpu-burn", [(0.0, _burn_ids(2)), (0.0, burner),
-                                           (sub, _ds(2, duration_s=60.0, cpu_cores=0.95, exit_code=124))])
+                                           (sub, _ds(2, up, duration_s=60.0, cpu_cores=0.95, exit_code=124))])
 
 
 def _cpu(exchanges: list[Exchange], node: str, key: str, emulated: bool = True) -> list[tuple[float, float]]:
@@ -270,8 +279,8 @@ def test_busy_workers_exiting_124_finish_the_app_as_failed(cpuburn: tuple[World,
 
 @pytest.fixture(scope="module")
 def signals(fixtures_dir: Path) -> tuple[World, list[Exchange]]:
-    (sub,) = _submits(fixtures_dir, "signal-and-kill")
-    return _run(fixtures_dir, "signal-and-kill", [(0.0, _burn_ids(3)), (sub, _ds(3, duration_s=300.0))])
+    ((sub, up),) = _clients(fixtures_dir, "signal-and-kill")
+    return _run(fixtures_dir, "signal-and-kill", [(0.0, _burn_ids(3)), (sub, _ds(3, up, duration_s=300.0))])
 
 
 def test_signal_answers_and_shapes_match(signals: tuple[World, list[Exchange]], fixtures_dir: Path) -> None:

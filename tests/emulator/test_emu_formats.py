@@ -1,4 +1,5 @@
-"""JSON quirks, request-body errors and lifecycles of the emulator (jsonfmt, bodies, lifecycle)."""
+"""Request-body errors and lifecycles of the emulator (bodies, lifecycle); the JSON quirks are
+rm_client.wire's (tests/rm_client/test_rm_wire.py), which the emulator renders with."""
 
 from __future__ import annotations
 
@@ -8,26 +9,7 @@ import pytest
 
 from harvester.emulator.bodies import parse_json, parse_xml
 from harvester.emulator.errors import RestError
-from harvester.emulator.jsonfmt import DupKeys, collapse, dumps, jfloat, mapped
 from harvester.emulator.lifecycle import APP_TRANSITIONS, AppState, InvalidTransition, Lifecycle
-
-
-def test_a_map_is_written_with_repeated_entry_keys() -> None:
-    text = dumps({"m": DupKeys([("entry", {"key": "memory-mb", "value": "5"}), ("entry", {"key": "vcores"})]),
-                  "empty": {}})
-    assert text == '{"m":{"entry":{"key":"memory-mb","value":"5"},"entry":{"key":"vcores"}},"empty":{}}'
-    assert json.loads(text)["m"] == {"entry": {"key": "vcores"}}  # what a naive parser keeps
-
-
-def test_mapped_json_stringifies_and_collapses_single_lists() -> None:
-    doc = mapped({"a": 1, "b": [{"x": 2.5}], "c": [1, 2], "d": None, "e": True})
-    assert doc == {"a": "1", "b": {"x": "2.5"}, "c": ["1", "2"], "d": None, "e": "true"}
-    assert collapse([]) == [] and collapse([1]) == 1
-
-
-def test_java_floats_print_with_float32_precision() -> None:
-    assert repr(jfloat(0.07997334003448486 / 2 * 100)) == "3.998667"  # captures/nodes-running cpuUtilization
-    assert repr(jfloat(0)) == "0.0"
 
 
 @pytest.mark.parametrize("body,needle", [

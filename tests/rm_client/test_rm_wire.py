@@ -137,3 +137,11 @@ def test_definition_defaults_are_explicit() -> None:
     d = ReservationDefinition(arrival_ms=1, deadline_ms=2, requests=(ReservationRequest(Resource(1, 1), 1, 1, 1),))
     assert d.interpreter is Interpreter.R_ALL and not d.is_recurring
     assert "recurrence-expression" not in encode_definition_request(d)
+
+
+@pytest.mark.parametrize("value,text", [
+    (0.07997334003448486 / 2 * 100, "3.998667"),  # captures/nodes-running cpuUtilization
+    (0, "0.0"), (12.5, "12.5"), (100.0 * 7.0 / 16.0, "43.75"), (100.0 / 3.0, "33.333332"),
+])
+def test_java_floats_print_with_float32_precision(value: float, text: str) -> None:
+    assert repr(_json.java_float(value)) == text
