@@ -167,7 +167,9 @@ _HINTS: list[tuple[str, str, str]] = [
      "move between leaf queues (a short leaf name such as 'default' works)"),
     ("app-queue-put", "state cannot be moved", "only ACCEPTED or RUNNING apps can be moved"),
     ("app-priority-put", "PlanQueue",
-     "the app runs in a reservation queue, whose priority 3.3.6 cannot change"),
+     "the app's queue is reservable (a PlanQueue, e.g. root.default with reservations on): 3.3.6 cannot change "
+     "the priority of any app submitted to it, in a reservation or not; submit to a non-reservable leaf queue "
+     "to use priorities"),
     ("reservation-submit", "PlanningQuotaException",
      "the plan's capacity-over-time quota is used up: shrink or move the reservation"),
     ("reservation-submit", "is not managed by reservation system",

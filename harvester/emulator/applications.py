@@ -231,7 +231,7 @@ class AppManager:
     def _worker_running(self, rec: ContainerRecord) -> None:
         app = self.emu.apps[rec.app_id]
         if app.spec.worker_duration_s is not None:
-            self.emu.events.at(self.emu.now + app.spec.worker_duration_s,
+            self.emu.events.at(self.emu.now + app.spec.worker_startup_s + app.spec.worker_duration_s,
                                lambda t, c=rec.container_id: self.emu.end_container(
                                    c, EndCause.COMPLETED, exit_code=app.spec.worker_exit_code))
 

@@ -22,6 +22,7 @@ loses to a free one later in the window (reservation-list-two, scenarios R3 "pla
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -96,17 +97,21 @@ class Timeline:
         self.intervals.append(iv)
 
     def segments(self, lo: int, hi: int) -> list[tuple[int, int, int, int]]:
-        """[(start, end, memory, vcores)] covering [lo, hi) with the summed load."""
-        points = {lo, hi}
+        """[(start, end, memory, vcores)] covering [lo, hi) with the summed load (a sweep over
+        the intervals' starts and ends)."""
+        delta: dict[int, list[int]] = {lo: [0, 0], hi: [0, 0]}
         for iv in self.intervals:
             if iv.start < hi and iv.end > lo:
-                points.add(max(iv.start, lo))
-                points.add(min(iv.end, hi))
-        cuts = sorted(points)
+                for t, sign in ((max(iv.start, lo), 1), (min(iv.end, hi), -1)):
+                    d = delta.setdefault(t, [0, 0])
+                    d[0] += sign * iv.resources.memory_mb
+                    d[1] += sign * iv.resources.vcores
+        cuts = sorted(delta)
         out = []
+        mem = vc = 0
         for s, e in zip(cuts, cuts[1:]):
-            mem = sum(iv.resources.memory_mb for iv in self.intervals if iv.start <= s and iv.end >= e)
-            vc = sum(iv.resources.vcores for iv in self.intervals if iv.start <= s and iv.end >= e)
+            mem += delta[s][0]
+            vc += delta[s][1]
             out.append((s, e, mem, vc))
         return out
 
@@ -315,24 +320,29 @@ def check_quota(capacity: Resources, commitments: Sequence[Commitment], new: Com
 
 
 def _window_averages(segs: list[tuple[int, int, int, int]], window: int) -> Iterable[tuple[float, float]]:
-    """Average load over every window [x, x+W) whose edge meets a breakpoint (the maxima)."""
+    """Average load over every window [x, x+W) whose edge meets a breakpoint (the maxima);
+    integrals from prefix sums over the (contiguous) segments."""
     if not segs:
         return
-    edges = sorted({s for s, *_ in segs} | {e for _, e, *_ in segs})
-    starts = sorted(set(edges) | {e - window for e in edges})
+    starts = [s for s, *_ in segs]
+    cum_m, cum_v = [0.0], [0.0]
+    for s, e, m, v in segs:
+        cum_m.append(cum_m[-1] + m * (e - s))
+        cum_v.append(cum_v[-1] + v * (e - s))
 
-    def integral(a: int, b: int) -> tuple[float, float]:
-        mem = vc = 0.0
-        for s, e, m, v in segs:
-            lo, hi = max(s, a), min(e, b)
-            if hi > lo:
-                mem += m * (hi - lo)
-                vc += v * (hi - lo)
-        return mem, vc
+    def upto(x: int) -> tuple[float, float]:
+        i = bisect.bisect_right(starts, x) - 1
+        if i < 0:
+            return 0.0, 0.0
+        s, e, m, v = segs[i]
+        d = min(x, e) - s
+        return cum_m[i] + m * d, cum_v[i] + v * d
 
-    for x in starts:
-        mem, vc = integral(x, x + window)
-        yield mem / window, vc / window
+    edges = {s for s, *_ in segs} | {segs[-1][1]}
+    for x in sorted(edges | {e - window for e in edges}):
+        m0, v0 = upto(x)
+        m1, v1 = upto(x + window)
+        yield (m1 - m0) / window, (v1 - v0) / window
 
 
 def _jfloat_text(x: float) -> str:

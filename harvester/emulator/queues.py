@@ -6,6 +6,7 @@ auto-created child `root.default-default`, apps of a reservation in a child name
 reservation. Rules recorded on the live RM (fixtures README, scenarios/queue-move-and-priority):
 
 - submit to `root.default` -> runs in `root.default-default`, REST `queue` shows "root.default";
+- submit to `root.default-default` -> runs there (a reservation id with it is ignored);
 - submit to the short name `default` -> FAILED "... to unknown queue: default-default";
 - move to `default` -> 200 and the app shows "default"; move to `root.default` or
   `root.default-default` -> 500 UndeclaredThrowableException;
@@ -152,6 +153,9 @@ class QueueTree:
             cfg = self.configs.get(queue[5:])
             if cfg is not None:
                 return cfg.default_leaf
+            for c in self.configs.values():  # the plan's own default leaf, by its full name
+                if c.reservable and queue == c.default_leaf:  # (captures/apps-submit-rest-reservation-queue-*)
+                    return queue
         else:
             cfg = self.configs.get(queue)
             if cfg is not None and not cfg.reservable:

@@ -47,6 +47,10 @@ class AmKind(str, Enum):
 # recurring-reservation-update: 25.135 -> 28.052). A property of the AM program, like its
 # size, so it lives in the AppSpec; the RM's own timing follows from heartbeats.
 AM_STARTUP_S = {AmKind.DISTRIBUTED_SHELL: 1.0, AmKind.MAPREDUCE: 3.0, AmKind.COMMAND: 0.0}
+# A MapReduce task's own start-up (its JVM) before the map's work begins: `sleep -mt T` maps
+# completed T + 1.5 .. 4.5 s after their containers were launched, 3 s typically (RM logs of
+# recurring-reservation and recurring-reservation-update).
+MR_TASK_STARTUP_S = 3.0
 # From unregistering to its container's exit (the app is FINISHING meanwhile): the DS AM took
 # 0.45 s (cpu-burn: ATTEMPT_UNREGISTERED 42.334, AM container COMPLETED 42.787).
 AM_STOP_S = 0.45
@@ -77,6 +81,7 @@ class AppSpec:
     worker_cpu_cores: float = 0.0
     worker_mem_used_mb: float = 6.0
     worker_exit_code: int = 0
+    worker_startup_s: float = 0.0  # the task's own start-up before `worker_duration_s` of work
     am_cpu_cores: float = 0.02
     am_mem_used_mb: float = 120.0
     am_hold_s: float | None = None

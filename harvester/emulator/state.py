@@ -239,6 +239,11 @@ class Emulator:
             self.hb_phase[i] = at % self.timing.heartbeat_s
             self.scheduler.touch()
 
+    def pin_plan_follower(self, at: float) -> None:
+        """Make the reservation plan follower step at time `at` (and every plan step from it)."""
+        with self.lock:
+            self._next_follow = next_heartbeat(self.now, at % self.timing.plan_step_s, self.timing.plan_step_s)
+
     def total_resource(self, node: int) -> Resources:
         """The node's totalResource as the RM reports it (what it was told, even negative)."""
         if self.declared_negative[node]:

@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from harvester.domain import Resources
-from harvester.emulator.records import AmKind, App, AppSpec
+from harvester.emulator.records import MR_TASK_STARTUP_S, AmKind, App, AppSpec
 from harvester.emulator.state import Emulator
 
 CpuPattern = Callable[[float], "float | np.ndarray"]
@@ -124,7 +124,8 @@ class Workload:
         return self.submit(AppSpec(name="Sleep job", user=user, queue=queue, app_type="MAPREDUCE",
                                    kind=AmKind.MAPREDUCE, am=am, workers=maps, worker=map_resources,
                                    worker_duration_s=map_duration_s, worker_cpu_cores=0.05,
-                                   worker_mem_used_mb=300.0, reservation_id=reservation_id,
+                                   worker_mem_used_mb=300.0, worker_startup_s=MR_TASK_STARTUP_S,
+                                   reservation_id=reservation_id,
                                    am_startup_s=am_startup_s))
 
     def kill(self, app_id: str, user: str = "root") -> str:
@@ -135,6 +136,10 @@ class Workload:
     def pin_heartbeat(self, node_id: str, at: float) -> None:
         """Make `node_id`'s NodeManager heartbeat at time `at` (e.g. as read off a recording)."""
         self.emu.pin_heartbeat(node_id, at)
+
+    def pin_plan_follower(self, at: float) -> None:
+        """Make the reservation plan follower step at time `at` (e.g. as read off an RM log)."""
+        self.emu.pin_plan_follower(at)
 
     def signal(self, container_id: str, graceful: bool = True) -> None:
         """GRACEFUL_SHUTDOWN / FORCEFUL_SHUTDOWN, delivered at the node's next heartbeat."""

@@ -14,8 +14,8 @@ Quirks handled here (all recorded from a live 3.3.6 RM, see fixtures README):
   sometimes ``{}``, ``null`` or an absent key: :func:`items` accepts all of them;
 * map-typed fields (``resourceSecondsMap``) are written as REPEATED keys
   (``{"entry":{..},"entry":{..}}``); plain ``json.loads`` would keep only the last one, so
-  :func:`loads` merges repeated keys into a list, and :func:`dumps` writes :class:`Repeated`
-  values back as repeated keys.
+  :func:`loads` merges repeated keys into a list, and :func:`dumps` writes a
+  :class:`RepeatedKeys` object back with its repeated keys.
 
 Every reader raises :class:`~rm_client.errors.RMDecodeError` naming the JSON path; nothing
 else escapes.
@@ -34,7 +34,7 @@ from rm_client.errors import RMDecodeError
 
 __all__ = [
     "Field",
-    "Repeated",
+    "RepeatedKeys",
     "Struct",
     "collapse",
     "dec_bool",
@@ -334,20 +334,26 @@ def encode_list(outer: str | None, inner: str, values: Sequence[Any], struct: St
 # --- bytes <-> JSON
 
 
-class Repeated:
-    """A value written as the same key repeated (``"entry":{..},"entry":{..}``), the RM's form
-    for map-typed fields. Only :func:`dumps` understands it."""
+class RepeatedKeys(dict):  # type: ignore[type-arg]
+    """An object whose key repeats (``{"entry":{..},"entry":{..}}``), the RM's form for
+    map-typed fields. The JSON encoder asks a dict subclass for its ``items()``, so the pairs are
+    written verbatim, in order (by the C encoder). The dict itself holds the first pair only, to
+    be non-empty (an empty dict is written ``{}`` without asking)."""
 
-    __slots__ = ("values",)
+    def __init__(self, pairs: Iterable[tuple[str, Any]]) -> None:
+        self.pairs = list(pairs)
+        super().__init__(self.pairs[:1])
 
-    def __init__(self, values: Sequence[Any]) -> None:
-        self.values = list(values)
+    def items(self):  # type: ignore[override]
+        return self.pairs
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Repeated) and other.values == self.values
+        return isinstance(other, RepeatedKeys) and other.pairs == self.pairs
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Repeated({self.values!r})"
+        return f"RepeatedKeys({self.pairs!r})"
 
 
 def _merge_repeated(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -379,44 +385,7 @@ def loads(body: bytes | str, *, merge_repeated_keys: bool = True) -> Any:
         raise RMDecodeError(f"body is not JSON ({exc})", snippet=text[:200]) from None
 
 
-class _NeedsRepeated(Exception):
-    pass
-
-
-def _reject(o: Any) -> Any:
-    if isinstance(o, Repeated):
-        raise _NeedsRepeated
-    raise TypeError(f"{type(o).__name__} is not JSON serializable")
-
-
 def dumps(doc: Any) -> bytes:
     """Compact UTF-8 JSON as the RM (Jackson) writes it: no spaces, non-ASCII kept as is;
-    :class:`Repeated` values become repeated keys."""
-    try:
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False, default=_reject).encode()
-    except _NeedsRepeated:
-        return "".join(_write(doc)).encode()
-
-
-def _write(o: Any) -> Iterable[str]:
-    if isinstance(o, dict):
-        yield "{"
-        first = True
-        for k, v in o.items():
-            for value in v.values if isinstance(v, Repeated) else (v,):
-                if not first:
-                    yield ","
-                first = False
-                yield json.dumps(k, ensure_ascii=False)
-                yield ":"
-                yield from _write(value)
-        yield "}"
-    elif isinstance(o, list | tuple):
-        yield "["
-        for i, v in enumerate(o):
-            if i:
-                yield ","
-            yield from _write(v)
-        yield "]"
-    else:
-        yield json.dumps(o, ensure_ascii=False, default=_reject)
+    :class:`RepeatedKeys` objects keep their repeated keys."""
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()

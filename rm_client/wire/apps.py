@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rm_client.wire._json import (
-    Repeated,
+    RepeatedKeys,
     Struct,
     dec_int,
     decode_list,
@@ -83,7 +83,7 @@ def encode_entry_map(pairs: tuple[tuple[str, int], ...], strings: bool = False, 
         return {}
     if len(entries) == 1:
         return {"entry": entries[0]}
-    return {"entry": Repeated(entries) if repeated else entries}
+    return RepeatedKeys(("entry", e) for e in entries) if repeated else {"entry": entries}
 
 
 def _dec_tags(raw: Any, where: str, key: str) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from emu_world import N1, N2, World
 from shape import Answer, Obj, parse
 
-NM_PORTS = {"8042": N1, "8142": N2}
+NM_PORTS = {"8042": N1, "8142": N2, "8044": N2}
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,20 @@ def am_startups(scenario_dir: Path) -> dict[str, float]:
         elif m := _REGISTERED.match(line):
             registered.setdefault(m.group(3), _log_time(m.group(1), m.group(2)))
     return {app: registered[app] - t for app, t in assigned.items() if app in registered}
+
+
+_FOLLOWER = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) .*Finished iteration of plan follower")
+
+
+def follower_tick(scenario_dir: Path) -> float | None:
+    """One recorded plan-follower step (epoch s), from the RM log."""
+    log = scenario_dir / "rm-log-excerpt.log"
+    if not log.exists():
+        return None
+    for line in log.read_text(errors="replace").splitlines():
+        if m := _FOLLOWER.match(line):
+            return _log_time(m.group(1), m.group(2))
+    return None
 
 
 def _target(path: str) -> str:

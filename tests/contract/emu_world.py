@@ -68,6 +68,10 @@ class World:
     cluster_ts_ms: int
     queues: tuple[QueueConfig, ...] = (QueueConfig("default", 100.0, reservable=True),)
     nodes: tuple[str, ...] = (N1, N2)
+    # yarn.scheduler.minimum-allocation: the first recorded cluster granted 512 MB containers as
+    # such (captures/apps-id-appattempts-id-containers), the 2026-11-24 one logged 1024 MB
+    minimum: Resources = Resources(1024, 1)
+    n2_web_port: int = 8142          # the second NM's web port (8044 on the 2026-11-24 cluster)
     clock: SimClock = field(init=False)
     emu: Emulator = field(init=False)
     work: Workload = field(init=False)
@@ -76,9 +80,10 @@ class World:
     def __post_init__(self) -> None:
         self.base = self.cluster_ts_ms / 1000.0
         self.clock = SimClock(start=self.base)
-        self.emu = Emulator(self.clock, EmulatorConfig(cluster_ts_ms=self.cluster_ts_ms, queues=self.queues))
+        self.emu = Emulator(self.clock, EmulatorConfig(cluster_ts_ms=self.cluster_ts_ms, queues=self.queues,
+                                                       minimum_allocation=self.minimum))
         self.work = Workload(self.emu)
-        http = {N1: "localhost:8042", N2: "localhost:8142"}
+        http = {N1: "localhost:8042", N2: f"localhost:{self.n2_web_port}"}
         self.work.add_nodes(list(self.nodes), Resources(8192, 8), physical_cores=2,
                             http_addresses=[http.get(n, "localhost:8042") for n in self.nodes],
                             host_memory_mb=24576.0, base_memory_mb=700.0)

@@ -21,7 +21,8 @@ a reservable queue with a 10-minute window and a 5 % average capacity.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterator
+import json
+from typing import Any, Callable, Iterator
 
 import pytest
 from shared_paths import FIXTURES_DIR
@@ -165,6 +166,41 @@ QUOTA: list[Step] = [
 ]
 
 
+# The 2026-11-24 cluster (captures at the end of INDEX.txt; the RM had run the recurring
+# reservation scenarios before, so ids continue from there): a gang larger than the cluster, REST
+# apps into an active reservation under the short queue name and under root.default-default,
+# deleting a reservation twice, a PUT on the node resource, a 4096/4 node update and its restore.
+CAP24_TS = 1795504076245
+N2_24 = "localhost:45455"
+
+
+def _burn(kind: str, n: int) -> Callable[[World], None]:
+    def burn(w: World) -> None:
+        for _ in range(n):
+            w.send("POST", f"/ws/v1/cluster/{kind}")
+    return burn
+
+
+CAP24: list[Step] = [
+    (1, _burn("reservation/new-reservation", 11)), (1, _burn("apps/new-application", 10)),
+    (2229.755, "err-reservation-submit-gang-larger-than-cluster"), (2229.755, "reservation-list-after-gang-rejected"),
+    (2229.755, "reservation-submit-for-queue-name-tests"),
+    (2242.755, "apps-submit-rest-reservation-short-queue-default"),
+    (2242.755, "apps-submit-rest-reservation-queue-root-default-default"),
+    (2252.755, "apps-id-reservation-short-queue-default-after-10s"),
+    (2252.755, "apps-id-reservation-queue-root-default-default-after-10s"), (2252.755, "scheduler-with-wrong-queue-apps"),
+    # the recorder removed its test app after these checks: /scheduler at 07:45:33 has no app left
+    (2253.0, lambda w: w.work.kill(f"application_{CAP24_TS}_0013")),
+    (2254.755, "reservation-delete-queue-name-tests"), (2254.755, "err-reservation-delete-already-deleted"),
+    (2254.755, "err-nodes-id-resource-PUT-method"),
+    (2256.755, "nodes-after-PUT-attempt"), (2256.755, "scheduler-before-node-resource-4096-4"),
+    (2256.755, "nodes-id-resource-update-4096-4"), (2256.755, "scheduler-right-after-node-resource-4096-4"),
+    (2258.755, "scheduler-2s-after-node-resource-4096-4"), (2258.755, "nodes-after-node-resource-4096-4"),
+    (2258.755, "nodes-id-resource-restore-8192-8"),
+    (2260.755, "scheduler-after-node-resource-restore-8192-8"), (2260.755, "reservation-list-after-captures"),
+]
+
+
 def _run(world: World, steps: list[Step], captures: Path, out: dict[str, tuple[Answer, Answer]]) -> None:
     for offset, step in steps:
         world.at(offset)
@@ -183,9 +219,12 @@ def _run(world: World, steps: list[Step], captures: Path, out: dict[str, tuple[A
 def replayed(fixtures_dir: Path) -> Iterator[dict[str, tuple[Answer, Answer]]]:
     captures = fixtures_dir / "yarn-3.3.6" / "captures"
     out: dict[str, tuple[Answer, Answer]] = {}
-    for ts, queues, steps in ((TS, None, SESSION), (RUN2_TS, None, RUN2), (MR_TS, None, MR),
-                              (TS, QUOTA_QUEUES, QUOTA)):
-        world = World(ts, queues) if queues else World(ts)
+    small = Resources(512, 1)  # the first cluster granted 512 MB containers as such
+    for world_args, steps in (({"cluster_ts_ms": TS, "minimum": small}, SESSION),
+                              ({"cluster_ts_ms": RUN2_TS, "minimum": small}, RUN2), ({"cluster_ts_ms": MR_TS}, MR),
+                              ({"cluster_ts_ms": TS, "queues": QUOTA_QUEUES, "minimum": small}, QUOTA),
+                              ({"cluster_ts_ms": CAP24_TS, "n2_web_port": 8044}, CAP24)):
+        world = World(**world_args)  # type: ignore[arg-type]
         try:
             _run(world, steps, captures, out)
         finally:
@@ -207,7 +246,7 @@ def _capture_names() -> list[str]:
 
 
 def test_every_indexed_capture_is_replayed_or_listed_unsupported(fixtures_dir: Path) -> None:
-    scripted = {s for _, s in SESSION + RUN2 + MR + QUOTA if isinstance(s, str)}
+    scripted = {s for _, s in SESSION + RUN2 + MR + QUOTA + CAP24 if isinstance(s, str)}
     names = set(_index_names(fixtures_dir))
     assert names - scripted - set(UNSUPPORTED) == set()
     assert scripted - names == set(), "a scripted step names no capture"
@@ -230,3 +269,52 @@ def test_the_comparison_would_notice_a_wrong_answer(replayed: dict[str, tuple[An
     _, emu_remote = replayed["err-apps-id-state-put-unknown-app"]
     assert compare_answers(rec_err, emu_remote) != []
     assert N1 in replayed["nodes"][1].body
+
+
+def _doc(answer: Answer) -> Any:
+    return json.loads(answer.body)
+
+
+def _plan_children(doc: Any) -> dict[str, Any]:
+    plan = doc["scheduler"]["schedulerInfo"]["queues"]["queue"][0]
+    return {q["queueName"]: q for q in plan["queues"]["queue"]}
+
+
+def test_reservation_naming_rules_for_rest_apps_hold(replayed: dict[str, tuple[Answer, Answer]]) -> None:
+    """A reservation named with the short queue name FAILS with the recorded diagnostics; with
+    root.default-default the reservation is ignored and the app runs there."""
+    for name in ("apps-id-reservation-short-queue-default-after-10s",
+                 "apps-id-reservation-queue-root-default-default-after-10s"):
+        rec, emu = (_doc(a)["app"] for a in replayed[name])
+        for key in ("state", "finalStatus", "queue", "runningContainers", "allocatedMB", "diagnostics"):
+            assert emu[key] == rec[key], (name, key)
+    rec, emu = (_plan_children(_doc(a)) for a in replayed["scheduler-with-wrong-queue-apps"])
+    assert set(emu) == set(rec) == {"root.default-default", f"reservation_{CAP24_TS}_0013"}
+    res = f"reservation_{CAP24_TS}_0013"
+    assert (emu[res]["capacity"], emu[res]["maxCapacity"], emu[res]["numApplications"]) == (
+        rec[res]["capacity"], rec[res]["maxCapacity"], rec[res]["numApplications"]) == (12.5, 100.0, 0)
+    assert emu[res]["minEffectiveCapacity"]["memory"] == rec[res]["minEffectiveCapacity"]["memory"] == 0
+
+
+def test_gang_and_double_delete_answer_the_recorded_messages(replayed: dict[str, tuple[Answer, Answer]]) -> None:
+    for name in ("err-reservation-submit-gang-larger-than-cluster", "err-reservation-delete-already-deleted"):
+        rec, emu = (_doc(a)["RemoteException"] for a in replayed[name])
+        assert emu == rec, name  # same ids and sizes here, so the very same text
+
+
+def test_node_update_recomputes_effective_resources_at_once(replayed: dict[str, tuple[Answer, Answer]]) -> None:
+    """After 45455 goes to 4096/4, root, root.default and root.default-default show 12288/12 in
+    the very next /scheduler; the restore brings 16384/16 back."""
+    def effective(doc: Any) -> list[tuple[str, int, int]]:
+        info = doc["scheduler"]["schedulerInfo"]
+        plan = info["queues"]["queue"][0]
+        default = _plan_children(doc)["root.default-default"]
+        out = []
+        for name, q in (("root", info), ("root.default", plan), ("root.default-default", default)):
+            eff = q["capacities"]["queueCapacitiesByPartition"][0]["effectiveMaxResource"]
+            out.append((name, eff["memory"], eff["vCores"]))
+        return out
+
+    for name in ("scheduler-right-after-node-resource-4096-4", "scheduler-after-node-resource-restore-8192-8"):
+        rec, emu = (effective(_doc(a)) for a in replayed[name])
+        assert emu == rec, name

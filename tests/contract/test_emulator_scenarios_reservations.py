@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from emu_timeline import Exchange, as_list, field, load, quiet, replay, shape_mismatches, start_epoch
 from emu_world import World
+from test_emulator_scenarios_recurring import SCENARIOS as RECURRING
 from test_emulator_scenarios import CLUSTER, UNSUPPORTED_SCENARIOS, _burn_ids, _other_scenarios_apps, _writes
 
 from harvester.domain import Resources
@@ -177,6 +178,7 @@ def test_queue_move_answers_have_the_recorded_shapes(queue_move: list[Exchange])
 
 def test_unsupported_scenarios_are_named_with_a_reason(fixtures_dir: Path) -> None:
     present = {p.name for p in (fixtures_dir / "yarn-3.3.6" / "scenarios").iterdir() if p.is_dir()}
-    covered = {"overcommit-timeout", "cpu-burn", "signal-and-kill", *SCENARIOS, "queue-move-and-priority"}
+    covered = {"overcommit-timeout", "cpu-burn", "signal-and-kill", *SCENARIOS, "queue-move-and-priority",
+               "cpu-contention", *RECURRING}
     assert present - covered == set(UNSUPPORTED_SCENARIOS)
     assert all(len(why) > 40 for why in UNSUPPORTED_SCENARIOS.values())

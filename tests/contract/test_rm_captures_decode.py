@@ -287,7 +287,8 @@ def test_error_hints_for_known_336_failures() -> None:
     c = BY_NAME["err-apps-id-priority-put-app-in-reservation-queue"]
     with pytest.raises(errors.RMServerError) as raised:
         decode_answer(ENDPOINTS["app-priority-put"], c.status, c.body, method=c.method, path=c.path)
-    assert raised.value.remote_exception == "ClassCastException" and "reservation queue" in (raised.value.hint or "")
+    assert raised.value.remote_exception == "ClassCastException" and "reservable" in (raised.value.hint or "")
+    assert "non-reservable leaf queue" in str(raised.value)  # the hint is part of the message
     c = BY_NAME["err-reservation-submit-6-PlanningQuotaException"]
     with pytest.raises(errors.RMBadRequestError) as raised2:
         decode_answer(ENDPOINTS["reservation-submit"], c.status, c.body, method=c.method, path=c.path)

@@ -67,12 +67,31 @@ def test_app_submission_attempts_containers_signal_and_kill(pair: tuple[World, R
     assert worker not in {c.container_id for c in client.list_containers(ds.app_id, attempt.attempt_id)}
     assert world.emu.containers[worker].nm_exit_code == 143
     assert client.move_app(ds.app_id, "default") == "default" and client.get_app_queue(ds.app_id) == "default"
-    assert client.set_app_priority(ds.app_id, 5) == 0
+    with pytest.raises(RMServerError) as priority:  # "default" names the reservable root.default (a PlanQueue)
+        client.set_app_priority(ds.app_id, 5)
+    assert priority.value.remote_exception == "ClassCastException" and "reservable" in (priority.value.hint or "")
     with pytest.raises(RMServerError):
         client.move_app(ds.app_id, "root.default")
     client.kill_app(ds.app_id)
     assert client.get_app_state(ds.app_id) == "KILLED"
     assert {a.id for a in client.list_apps(states=("ACCEPTED",))} == {app_id}
+
+
+def test_priorities_change_in_a_queue_that_is_not_reservable() -> None:
+    """queue-move-and-priority: in a plain leaf (root.q2) priority 5 is clamped to the cluster
+    maximum 0 and -1 is accepted."""
+    from harvester.emulator import QueueConfig
+
+    world = World(TS, (QueueConfig("default", 60.0, reservable=True), QueueConfig("q2", 40.0)))
+    client = RMClient(RMClientConfig(urls=(world.server.url,), user="root", max_retries=0))
+    try:
+        ds = world.work.distributed_shell(1, Resources(1024, 1), duration_s=300.0, queue="root.q2")
+        world.at(8.0)
+        assert client.set_app_priority(ds.app_id, 5) == 0 and client.set_app_priority(ds.app_id, -1) == -1
+        assert client.get_app_priority(ds.app_id) == -1
+    finally:
+        client.close()
+        world.close()
 
 
 def test_reservation_round_trip(pair: tuple[World, RMClient]) -> None:
@@ -93,4 +112,4 @@ def test_reservation_round_trip(pair: tuple[World, RMClient]) -> None:
     client.delete_reservation(rid)
     assert client.list_reservations("root.default", rid) == ()
     with pytest.raises(RMBadRequestError):
-        client.delete_reservation(rid)  # "... is unknown"
+        client.delete_reservation(rid)  # "... does not exist in the plan"
