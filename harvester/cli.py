@@ -72,7 +72,8 @@ Command = Callable[[argparse.Namespace], int]
 
 #: Modules that add their own subcommands with `register(subparsers)`.
 COMMAND_MODULES = (
-    "harvester.cli_rm",        # rm nodes|apps|reservations|queues
+    "harvester.cli_rm",        # rm nodes|apps|reservations|queues|record
+    "harvester.cli_emulator",  # emulator serve
     "harvester.cli_tenants",   # tenants [--refit]
     "harvester.cli_hdfs",      # hdfs datanodes|table|choose|evaluate
     "harvester.sim.cli",       # simulate, sweep, simulate-fit (and evaluate, when present)

@@ -1,8 +1,13 @@
-"""`harvester rm nodes|apps|reservations|queues`: read-only views of the RM for operators.
+"""`harvester rm nodes|apps|reservations|queues`: read-only views of the RM for operators, and
+`harvester rm record`: record a differential run against an RM as a scenario.
 
 The RM comes from the settings file (`--config`, its `rm:` section and HARVESTER_RM__*
 overrides) or `--rm-url` (repeatable, for an HA pair). Tables are rendered from
-`rm_client.tables`; `--json` prints the decoded models instead.
+`rm_client.tables`; `--json` prints the decoded models instead. `record` sends a seeded sequence
+of valid and invalid calls (harvester/emulator/sequences.py) to the first RM URL and writes it in
+the fixtures' scenario format (harvester/emulator/recording.py) to `--out`; it changes nothing
+lasting on the cluster (its apps are killed, its reservations deleted, node updates re-post the
+current resource).
 """
 
 from __future__ import annotations
@@ -13,7 +18,10 @@ import json
 import sys
 import time
 from enum import Enum
+from pathlib import Path
 from typing import Any, Callable
+
+import requests
 
 from rm_client import RMClient, RMClientConfig, RMConfigError, RMError
 from rm_client.tables import Table, apps_table, nodes_table, queues_table, reservations_table
@@ -75,9 +83,28 @@ def _views() -> dict[str, Callable[[RMClient, argparse.Namespace], tuple[Any, Ta
     return {"nodes": nodes, "apps": apps, "reservations": reservations, "queues": queues}
 
 
+def cmd_record(args: argparse.Namespace) -> int:
+    from harvester.emulator.recording import record
+
+    if not args.rm_url or not args.out:
+        print("harvester: rm record needs --rm-url and --out", file=sys.stderr)
+        return EXIT_CONFIG
+    out = Path(args.out)
+    try:
+        calls = record(args.rm_url[0], out, seed=args.seed, steps=args.steps, user=args.user, pace=args.pace)
+    except requests.RequestException as exc:
+        print(f"harvester: recording against {args.rm_url[0]} failed: {exc} (partial recording in {out})",
+              file=sys.stderr)
+        return EXIT_FAILURE
+    print(f"recorded {len(calls)} calls (seed {args.seed}) from {args.rm_url[0]} into {out}")
+    return EXIT_OK
+
+
 def cmd_rm(args: argparse.Namespace) -> int:
     from harvester.config import ConfigError
 
+    if args.view == "record":
+        return cmd_record(args)
     try:
         client = _client(args)
     except (ConfigError, RMConfigError) as exc:
@@ -97,12 +124,18 @@ def cmd_rm(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("rm", help="read-only views of the ResourceManager (nodes, apps, reservations, queues)")
-    p.add_argument("view", choices=sorted(_views()), help="what to show")
+    p = sub.add_parser("rm", help="views of the ResourceManager (nodes, apps, reservations, queues); record a run")
+    p.add_argument("view", choices=sorted(_views()) + ["record"],
+                   help="what to show, or `record` a differential run as a scenario")
     p.add_argument("--config", default=None, help="settings file naming the RM (default: the embedded default's emulator)")
     p.add_argument("--rm-url", action="append", help="RM REST base URL (repeat for an HA pair); overrides --config")
     p.add_argument("--user", default=None, help="simple-auth user (user.name)")
     p.add_argument("--queue", default=None, help="apps / reservations: full queue path, e.g. root.default")
     p.add_argument("--state", action="append", help="apps: state filter (repeatable), e.g. RUNNING")
     p.add_argument("--json", action="store_true", help="print the decoded models as JSON")
+    p.add_argument("--out", default=None, help="record: the scenario folder to write")
+    p.add_argument("--seed", type=int, default=1, help="record: the sequence's seed")
+    p.add_argument("--steps", type=int, default=40, help="record: about how many calls the sequence makes")
+    p.add_argument("--pace", type=float, default=1.0,
+                   help="record: scale the waits between calls (below 1 for a faster-than-real-time emulator)")
     p.set_defaults(func=cmd_rm)

@@ -18,7 +18,16 @@ Otherwise it skips with the reason.
 Recorded delays it allows for (fixtures scenarios/cpu-burn): NMs sample every 3 s and the RM
 shows a load change 2-7 s late; after an update the RM kills within ~40 ms (T = 0), and the
 node's usedResource follows at the next NM heartbeats. A finalizer restores every node's
-capacity (T = -1, kills nothing), kills the app, the DS client and the burners.
+capacity (T = -1, kills nothing), kills the app, the DS client and the burners, so the test can
+run twice in a row.
+
+A shared host is not idle: the test first measures the host's baseline CPU (the local NMs'
+nodeCPUUsage, the whole host in cores) and asserts RELATIVE to what the guard grants at that
+baseline: the burn must cut capacity below it, the RM must then make every local node's
+allocation fit (other tenants' containers may be the youngest, so whose containers die is not
+asserted), and capacity must come back to about that level. It skips, saying why, when the host
+is too busy to show the effect (the baseline leaves less than a core, or the guard already grants
+nothing before the burn), or when the cluster has no room for the app.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -148,6 +158,19 @@ def _restore(scene_client: RMClient, originals: dict[str, Resource]) -> None:
             pass
 
 
+def _baseline_cores(client: RMClient, local: list[str], seconds: float = 12.0) -> float:
+    """The host's busy cores before the test adds load: median of the local NMs' nodeCPUUsage
+    (each reports the whole host) over a few 3-s monitor samples."""
+    samples = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for n in client.list_nodes():
+            if n.id in local and n.resource_utilization is not None:
+                samples.append(n.resource_utilization.node_cpu_cores)
+        time.sleep(1.0)
+    return statistics.median(samples) if samples else 0.0
+
+
 @pytest.fixture()
 def scene(live_hadoop: object, requires_hadoop_home: Path, tmp_path: Path) -> Iterator[Scene]:
     client = RMClient(RMClientConfig(urls=(live_hadoop.rm_url,), user=live_hadoop.user, read_timeout_s=30.0))  # type: ignore[attr-defined]
@@ -161,12 +184,20 @@ def scene(live_hadoop: object, requires_hadoop_home: Path, tmp_path: Path) -> It
                     f"do not resolve to {sorted(local_addrs)}); burners here cannot load them. "
                     f"Set {SAME_HOST_VAR}=1 if they do.")
     originals = {n.id: n.total_resource for n in running if n.id in local and n.total_resource is not None}
+    cores = os.cpu_count() or 1
+    baseline = _baseline_cores(client, local)
+    if cores - baseline < 1.0:
+        client.close()
+        pytest.skip(f"host too busy to show the effect: {baseline:.2f} of its {cores} cores are busy before the test")
     proc, log = _launch_ds(requires_hadoop_home, live_hadoop, tmp_path)
     s = Scene(client, local, originals, "", proc, [])
     try:
         s.app_id = _app_id(log, proc)
-        wait_for(lambda: s.app().state == "RUNNING" and s.app().running_containers == WORKERS + 1,
-                 timeout_s=180, what=f"{s.app_id} RUNNING with its AM and {WORKERS} workers")
+        try:
+            wait_for(lambda: s.app().state == "RUNNING" and (s.app().running_containers or 0) >= 2,
+                     timeout_s=180, what=f"{s.app_id} RUNNING with its AM and a worker")
+        except AssertionError as err:
+            pytest.skip(f"the cluster gave the DS app no room for its AM and a worker within 180 s ({err})")
         yield s
     finally:
         if s.harvester is not None:
@@ -207,32 +238,41 @@ def _harvester(live: object, local: list[str]) -> Harvester:
     return app
 
 
+def _ams_on(client: RMClient, node_id: str) -> int:
+    """Live apps whose AM runs on `node_id` (an AM container holds 1 vcore in these apps)."""
+    return sum(1 for a in client.list_apps(states=("RUNNING", "ACCEPTED")) if a.master_node_id == node_id)
+
+
 def test_primary_burn_shrinks_capacity_the_rm_kills_and_capacity_returns(scene: Scene, live_hadoop: object) -> None:
     scene.harvester = _harvester(live_hadoop, scene.local)
     guard = scene.harvester.loop("guard")
     wait_for(lambda: guard.status()["last_summary"].get("acted") and guard.status()["last_summary"].get("nodes"),
              timeout_s=60, what="the guard's first decision on the real cluster")
-    time.sleep(8)  # the idle cut (cold-start reserve 20 %) settles
+    time.sleep(8)  # the cut at the baseline (cold-start reserve 20 %) settles
     idle = scene.totals()
+    assert all(v <= scene.originals[i].vcores for i, v in idle.items()), idle
+    if not any(v > 0 for v in idle.values()):
+        pytest.skip(f"host too busy to show the effect: at its baseline load the guard already grants YARN "
+                    f"{idle} vcores on {scene.local}")
     preempted_before = scene.app().num_non_am_container_preempted or 0
-    assert all(0 < v <= scene.originals[i].vcores for i, v in idle.items()), idle
 
     # the primary: one busy loop per core, outside YARN (scenarios/cpu-burn: `while True: pass`)
     scene.burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
-    # host CPU ≈ all cores → harvestable = cores − primary − 0.2 × cores < 0 → 0 vcores on every NM here
-    wait_for(lambda: all(v == 0 for v in scene.totals().values()), timeout_s=60,
-             what=f"the RM to report 0 vcores on {scene.local} while the host burns")
-    def preempted():  # type: ignore[no-untyped-def]
-        a = scene.app()
-        return a if (a.num_non_am_container_preempted or 0) > preempted_before else None
-
-    app = wait_for(preempted, timeout_s=30, what="the RM to preempt the app's containers")
+    # host CPU ≈ all cores → harvestable = cores − primary − reserve falls below the baseline's grant
+    cut = wait_for(lambda: (lambda t: t if all(t[i] < idle[i] for i in idle if idle[i] > 0) else None)(scene.totals()),
+                   timeout_s=60, what=f"the RM to report less than {idle} vcores on {scene.local} while the host burns")
+    nodes = {n.id: n for n in scene.client.list_nodes() if n.id in scene.local}
+    over = [i for i in scene.local if nodes[i].used_vcores > cut[i]]
+    if over:
+        # T = 0: the RM kills the youngest non-AM containers until each allocation fits
+        wait_for(lambda: all(n.used_vcores <= n.total_resource.vcores + _ams_on(scene.client, n.id)  # type: ignore[union-attr]
+                             for n in scene.client.list_nodes() if n.id in over),
+                 timeout_s=30, what=f"the RM to make the allocation of {over} fit (only AMs may stay above)")
+    app = scene.app()
+    # The guard's AM floor is issue 16's; a live run on an idle host found the AM preempted.
     assert (app.num_am_container_preempted or 0) == 0, "the RM never kills the ApplicationMaster"
-    assert (app.preempted_resource_mb or 0) >= 1024
-    wait_for(lambda: all(n.used_vcores <= 1 for n in scene.client.list_nodes() if n.id in scene.local),
-             timeout_s=30, what="the nodes' usedResource to fit (only the AM may stay, 1 vcore)")
-    if not app.is_finished:
-        assert app.running_containers == 1, "every worker preempted, the AM kept"
+    if over and (app.num_non_am_container_preempted or 0) > preempted_before:
+        assert (app.preempted_resource_mb or 0) >= 1024
     status = scene.harvester.guard.status()
     assert any(e.kind == "set_capacity" and "overCommitTimeout=0" in e.detail and e.fate == "sent" for e in status.recent)
 
@@ -241,9 +281,9 @@ def test_primary_burn_shrinks_capacity_the_rm_kills_and_capacity_returns(scene: 
         b.kill()
         b.wait(timeout=10)
     scene.burners = []
+
     def recovered() -> dict[str, int] | None:
         t = scene.totals()
         return t if all(v >= idle[i] - 1 for i, v in t.items()) else None
 
-    back = wait_for(recovered, timeout_s=90, what=f"capacity to come back to about {idle}")
-    assert all(v > 0 for v in back.values())
+    wait_for(recovered, timeout_s=90, what=f"capacity to come back to about {idle}")

@@ -2,8 +2,12 @@
 reservable queue root.default, ReservationSystem on, 8192 MB / 8 vcores per NodeManager).
 
 Every test cleans up after itself in ``finally``: apps are killed, reservations deleted, node
-capacity restored. Expectations come from the recorded captures and scenarios
-(../shared/fixtures/yarn-3.3.6).
+capacity restored, so the module can run twice in a row. It makes no assumption about the
+cluster being fresh or idle: other tenants' apps, reservations and queue users may exist;
+where a busy cluster has no room (the plan cannot take a small reservation, no AM container
+within minutes) the test skips with the reason rather than fail. Expectations come from the
+recorded captures and scenarios (../shared/fixtures/yarn-3.3.6); no error text is asserted
+that was not recorded.
 """
 
 from __future__ import annotations
@@ -64,7 +68,11 @@ def test_reads(client: RMClient, live_hadoop: object) -> None:
     assert "root.default" in [q.path for _, q in iter_queues(scheduler.root)]
     nodes = client.list_nodes()
     running = [n for n in nodes if n.state == "RUNNING"]
-    assert running and sum(n.total_resource.memory_mb for n in running) == metrics.total_mb  # type: ignore[union-attr]
+    capacity = sum(n.total_resource.memory_mb for n in running)  # type: ignore[union-attr]
+    # totalMB = allocated + available clamped at 0 (fixtures README): the capacity, or the allocation
+    # when the cluster runs over-committed; one node may change between the two calls on a busy cluster
+    biggest = max(n.total_resource.memory_mb for n in running)  # type: ignore[union-attr]
+    assert running and abs(metrics.total_mb - max(capacity, metrics.allocated_mb)) <= biggest
     node = client.get_node(running[0].id)
     assert node.id == running[0].id and node.resource_utilization is not None
     assert node.resource_utilization.node_cpu_cores >= 0 and node.total_resource is not None
@@ -85,9 +93,6 @@ def test_node_resource_update_and_restore(client: RMClient) -> None:
         client.update_node_resource(node.id, smaller, overcommit_timeout_ms=-1)  # -1: never kill
         wait_for(lambda: mem_vc(client.get_node(node.id).total_resource) == mem_vc(smaller), timeout_s=20,
                  what=f"{node.id} to report {smaller}")
-        metrics = client.get_cluster_metrics()
-        assert metrics.total_mb <= sum(n.total_resource.memory_mb for n in client.list_nodes()  # type: ignore[union-attr]
-                                       if n.state == "RUNNING")
     finally:
         client.update_node_resource(node.id, Resource(original.memory_mb, original.vcores), overcommit_timeout_ms=-1)
     wait_for(lambda: mem_vc(client.get_node(node.id).total_resource) == mem_vc(original),
@@ -108,11 +113,40 @@ def _listed(client: RMClient, rid: str) -> tuple[ReservationInfo, ...]:
 
 
 def _delete_quietly(client: RMClient, rid: str) -> None:
-    """For finalizers: an already deleted id answers 400 (unknown), a malformed one 404."""
+    """For finalizers: an already deleted or never accepted id answers 400, a malformed one 404."""
     try:
         client.delete_reservation(rid)
     except (RMBadRequestError, RMNotFoundError):
         pass
+
+
+def _submit_or_skip(client: RMClient, rid: str, definition: ReservationDefinition) -> None:
+    """A used cluster's plan may have no room left for even a small reservation: skip then."""
+    try:
+        client.submit_reservation(rid, PLAN_QUEUE, definition)
+    except RMBadRequestError as err:
+        if "Planning" in (err.remote_message or "") or "Quota" in (err.remote_message or ""):
+            pytest.skip(f"the plan of {PLAN_QUEUE} has no room for a 1 x 1024 MB reservation: {err.remote_message}")
+        raise
+
+
+def _am_or_skip(client: RMClient, app_id: str) -> tuple[str, str]:
+    """The app's AM container; skips when a busy cluster grants none within 3 minutes."""
+    try:
+        return wait_for_am_container(client, app_id, timeout_s=180)
+    except AssertionError as err:
+        pytest.skip(f"no room for a 512 MB AM container on this cluster within 180 s ({err})")
+
+
+def _reservable(client: RMClient, queue: str) -> bool:
+    """Whether `queue` (a REST `queue` value) is a plan queue: it has a `-default` child."""
+    info = client.get_scheduler()
+    assert info.root is not None
+    short = queue.removeprefix("root.")
+    for _, q in iter_queues(info.root):
+        if q.name == short and (q.hide_reservation_queues or any(c.name.endswith("-default") for c in q.children)):
+            return True
+    return False
 
 
 def test_one_off_reservation_lifecycle(client: RMClient) -> None:
@@ -120,7 +154,7 @@ def test_one_off_reservation_lifecycle(client: RMClient) -> None:
     arrival = rm_now_ms(client) + 10 * MIN
     definition = _definition(arrival, 20 * MIN)
     try:
-        client.submit_reservation(rid, PLAN_QUEUE, definition)
+        _submit_or_skip(client, rid, definition)
         (listed,) = _listed(client, rid)
         assert listed.reservation_id == rid and listed.definition.arrival_ms == arrival
         assert listed.definition.deadline_ms == definition.deadline_ms
@@ -136,9 +170,14 @@ def test_one_off_reservation_lifecycle(client: RMClient) -> None:
                  what="the update to show")
         client.delete_reservation(rid)
         assert _listed(client, rid) == ()  # a deleted (well-formed) id lists as {}
-        with pytest.raises(RMBadRequestError) as again:
-            client.delete_reservation(rid)  # RMWebServices: YarnException "... is unknown" -> 400
-        assert "unknown" in (again.value.remote_message or "")
+        with pytest.raises(RMBadRequestError) as again:  # captures/err-reservation-delete-already-deleted
+            client.delete_reservation(rid)
+        assert again.value.remote_exception == "IllegalArgumentException"
+        assert f"The specified Reservation with ID {rid} does not exist in the plan" == again.value.remote_message
+        never = f"reservation_{client.get_cluster_info().cluster_id}_9997"
+        with pytest.raises(RMBadRequestError) as unknown:  # scenarios/recurring-reservation-update, t=483.784
+            client.delete_reservation(never)
+        assert f"The specified reservation with ID: {never} is unknown." in (unknown.value.remote_message or "")
     finally:
         _delete_quietly(client, rid)
 
@@ -150,7 +189,7 @@ def test_recurring_reservation_lifecycle(client: RMClient) -> None:
     arrival = rm_now_ms(client) + 5 * MIN
     definition = _definition(arrival, 30 * MIN, period_ms=period, duration_ms=10 * MIN)
     try:
-        client.submit_reservation(rid, PLAN_QUEUE, definition)
+        _submit_or_skip(client, rid, definition)
         (listed,) = _listed(client, rid)
         assert listed.definition.recurrence_period_ms == period
         assert listed.allocations
@@ -181,7 +220,7 @@ def test_app_submitted_before_its_reservation_window_fails(client: RMClient) -> 
     rid = client.new_reservation()
     app_id = None
     try:
-        client.submit_reservation(rid, PLAN_QUEUE, _definition(rm_now_ms(client) + 15 * MIN, 20 * MIN))
+        _submit_or_skip(client, rid, _definition(rm_now_ms(client) + 15 * MIN, 20 * MIN))
         app_id = submit_sleep_app(client, seconds=60, queue=PLAN_QUEUE, reservation_id=rid)
         wait_for_state(client, app_id, ("FAILED",), timeout_s=30)
         assert "not currently active" in (client.get_app(app_id).diagnostics or "")
@@ -193,7 +232,7 @@ def test_app_submitted_before_its_reservation_window_fails(client: RMClient) -> 
 
 def test_rest_app_attempts_containers_queue_priority_and_kill(client: RMClient) -> None:
     with sleep_app(client, seconds=300) as app_id:
-        attempt_id, am_container = wait_for_am_container(client, app_id)
+        attempt_id, am_container = _am_or_skip(client, app_id)
         app = client.get_app(app_id)
         assert app.state in ("ACCEPTED", "RUNNING") and app.application_type == "YARN"
         assert "harvester-it" in app.application_tags
@@ -217,8 +256,18 @@ def test_rest_app_attempts_containers_queue_priority_and_kill(client: RMClient) 
             assert err.remote_exception == "UndeclaredThrowableException" and err.hint
             assert client.get_app_queue(app_id) == queue
 
-        applied = client.set_app_priority(app_id, 5)
-        assert applied <= 5 and client.get_app_priority(app_id) == applied  # clamped to the cluster max
+        current = client.get_app_queue(app_id)
+        if _reservable(client, current):
+            # captures/err-apps-id-priority-put-app-in-reservation-queue: the RM casts the queue the app
+            # names to a LeafQueue; a reservable queue is a PlanQueue -> 500, and the client says why
+            with pytest.raises(RMServerError) as refused:
+                client.set_app_priority(app_id, 5)
+            assert refused.value.remote_exception == "ClassCastException" and "PlanQueue" in (
+                refused.value.remote_message or "")
+            assert refused.value.hint and "reservable" in refused.value.hint
+        else:
+            applied = client.set_app_priority(app_id, 5)
+            assert applied <= 5 and client.get_app_priority(app_id) == applied  # clamped to the cluster max
 
         assert client.kill_app(app_id) in ("KILLING", "KILLED", "ACCEPTED", "RUNNING")  # the echo is unreliable
         wait_for_state(client, app_id, ("KILLED",), timeout_s=30)
@@ -228,7 +277,7 @@ def test_rest_app_attempts_containers_queue_priority_and_kill(client: RMClient) 
 
 def test_graceful_shutdown_signal_ends_the_am(client: RMClient) -> None:
     with sleep_app(client, seconds=300, name="harvester-it-signal") as app_id:
-        attempt_id, am_container = wait_for_am_container(client, app_id)
+        attempt_id, am_container = _am_or_skip(client, app_id)
         wait_for(lambda: client.get_container(app_id, attempt_id, am_container).state == "RUNNING",
                  timeout_s=30, what="the AM container to run")
         time.sleep(1)  # the NodeManager has just forked the launch script
