@@ -11,8 +11,12 @@ Build one, script it, serve it:
         requests.get(server.url + "/ws/v1/cluster/nodes")
         clock.advance(10)                              # the next request catches up
 
-Answers match the recorded captures in shape (fixtures/yarn-3.3.6) and the scenarios in
-dynamics; see state.py (model and time), dynamics.py (timing), applications.py, plan.py.
+Answers are written from rm_client.wire's field tables and match the recorded captures
+(fixtures/yarn-3.3.6); the dynamics follow the mechanisms the scenarios show: state.py (model
+and time), dynamics.py (heartbeat, monitor and plan-follower clocks), scheduler.py and
+capacity.py (CapacityScheduler rules), plan.py (reservations), applications.py (AMs),
+contention.py (host CPU sharing). docs/emulator.md says what it reproduces and what not;
+`harvester emulator serve` runs it alone.
 """
 
 from __future__ import annotations

@@ -8,13 +8,12 @@ seconds, percentages) into the wire types and writes JSON text.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from harvester.domain import Resources
 from rm_client.wire._json import dumps as _dumps
 from rm_client.wire._json import java_float
-from rm_client.wire.resources import Resource, encode_resource
+from rm_client.wire.resources import Resource
 
 ZERO = Resource(0, 0)
 
@@ -37,10 +36,4 @@ def dumps(doc: Any) -> str:
     return _dumps(doc).decode("utf-8")
 
 
-@lru_cache(maxsize=4096)
-def resource_text(memory: int, vcores: int) -> str:
-    """The JSON text of a resource block (the /nodes fast path concatenates these)."""
-    return dumps(encode_resource(Resource(memory, vcores)))
-
-
-__all__ = ["ZERO", "dumps", "java_float", "ms", "pct", "res", "resource_text"]
+__all__ = ["ZERO", "dumps", "java_float", "ms", "pct", "res"]

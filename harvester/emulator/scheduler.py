@@ -48,6 +48,7 @@ class Scheduler:
         self._oob: list[int] = []
         self._next = math.inf
         self._next_node = -1
+        self._plan_used: dict[str, Resources] = {}
 
     # --- bookkeeping ----------------------------------------------------------------------
 
@@ -136,32 +137,42 @@ class Scheduler:
                    and a.leaf is not None and not a.stuck_until_resource_change]
         waiting.sort(key=lambda a: (-a.priority, a.submitted_at, a.seq))
         out = []
+        users: dict[str, set[str]] = {}
+        for a in emu.apps.values():
+            if a.leaf is not None and a.state not in APP_TERMINAL:
+                users.setdefault(a.leaf, set()).add(a.spec.user)
+        limits: dict[str, Resources] = {}
+        self._plan_used = {c.name: sum((self.used[x.name] for x in emu.queues.leaves.values() if x.config is c), Z)
+                           for c in emu.queues.configs.values() if c.reservable}
         for app in waiting:
             leaf = emu.queues.leaf(app.leaf)
             if leaf is None or not self._activate(app, leaf):
                 continue
+            if leaf.name not in limits:
+                limits[leaf.name] = self.user_limit(leaf, users.get(leaf.name, set()))
             for ask in app.asks:
-                if self._may_take(app, leaf, ask.resources):
+                if self._may_take(app, leaf, ask.resources, limits[leaf.name]):
                     out.append((app, ask))
                     break
                 if ask.is_am:
                     self._waiting_for_am(app, leaf)
         return out
 
-    def _may_take(self, app: App, leaf: Leaf, res: Resources) -> bool:
+    def _may_take(self, app: App, leaf: Leaf, res: Resources, user_limit: Resources) -> bool:
         cluster = self.emu.queues.cluster
         if not cap.fits_queue(self.used[leaf.name], res, leaf.eff_max, cluster):
             return False
         if leaf.config.reservable:  # the plan queue's own maximum bounds all its children
-            plan_used = sum((self.used[x.name] for x in self.emu.queues.leaves.values() if x.config is leaf.config), Z)
+            plan_used = self._plan_used[leaf.config.name]
             if not cap.fits_queue(plan_used, res, cap.effective(cluster, leaf.config.max_capacity), cluster):
                 return False
-        limit = self.user_limit(leaf)
-        return cap.may_assign_to_user(self.user_used[(leaf.name, app.spec.user)], limit, cluster)
+        return cap.may_assign_to_user(self.user_used[(leaf.name, app.spec.user)], user_limit, cluster)
 
-    def user_limit(self, leaf: Leaf, user: str | None = None) -> Resources:
+    def user_limit(self, leaf: Leaf, users: set[str] | None = None) -> Resources:
+        """The leaf's user limit now; `users` are the users with live apps in it (found if None)."""
         emu = self.emu
-        users = {a.spec.user for a in emu.apps.values() if a.leaf == leaf.name and a.state not in APP_TERMINAL}
+        if users is None:
+            users = {a.spec.user for a in emu.apps.values() if a.leaf == leaf.name and a.state not in APP_TERMINAL}
         active_used = sum((self.user_used[(leaf.name, u)] for u in users), Z)
         return cap.user_limit(eff_min=leaf.eff_min, minimum=emu.config.minimum_allocation,
                               queue_used=self.used[leaf.name], active_used=active_used, active_users=len(users),

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Callable, Iterable
 
 import numpy as np
@@ -34,18 +33,11 @@ from harvester.domain import Resources
 from harvester.emulator.applications import AppManager
 from harvester.emulator.contention import host_usage
 from harvester.emulator.dynamics import EventQueue, Timing, UtilizationSampler, next_beats, next_heartbeat
+from harvester.emulator.exits import nm_timestamp, set_exit_status
 from harvester.emulator.lifecycle import ContainerState
 from harvester.emulator.plan import ReservationSystem
 from harvester.emulator.queues import DEFAULT_QUEUES, QueueConfig, QueueTree
-from harvester.emulator.records import (
-    EXIT_ABORTED,
-    EXIT_KILLED_BY_RM,
-    EXIT_PREEMPTED,
-    VMEM_EXTRA_MB,
-    App,
-    ContainerRecord,
-    new_container_lifecycle,
-)
+from harvester.emulator.records import VMEM_EXTRA_MB, App, ContainerRecord, new_container_lifecycle
 from harvester.emulator.scheduler import Scheduler
 from harvester.sim.cluster import ClusterModel, Container, EndCause
 
@@ -382,7 +374,7 @@ class Emulator:
         if not self.model.containers_on(node):
             self.cont_mem_used[node] = 0.0
             self.cont_vmem[node] = 0.0
-        self._exit_status(rec, cause, exit_code)
+        set_exit_status(rec, cause, exit_code, self.nm_timestamp(now), self.apps[rec.app_id].spec.user)
         final = ContainerState.COMPLETED if cause in (EndCause.COMPLETED, EndCause.SIGNAL_GRACEFUL,
                                                       EndCause.SIGNAL_FORCEFUL) else ContainerState.KILLED
         rec.lifecycle.to(final, now, cause.value)
@@ -400,43 +392,8 @@ class Emulator:
             done.remove(cid)
             self.node_version[node] += 1
 
-    def _exit_status(self, rec: ContainerRecord, cause: EndCause, exit_code: int | None) -> None:
-        """Exit codes and diagnostics as the NM and the AM report them (scenarios)."""
-        stamp = self.nm_timestamp(self.now)
-        if cause is EndCause.RM_OVERCOMMIT:
-            rec.nm_exit_code, rec.am_exit_status = EXIT_KILLED_BY_RM, EXIT_PREEMPTED
-            rec.nm_diagnostics = (f"[{stamp}]Container Killed by ResourceManager\n[{stamp}]Container killed on "
-                                  f"request. Exit code is 143\n[{stamp}]Container exited with a non-zero exit code 143. \n")
-            rec.am_diagnostics = "Container preempted by scheduler"
-        elif cause in (EndCause.SIGNAL_GRACEFUL, EndCause.SIGNAL_FORCEFUL, EndCause.PRIMARY):
-            code, sig, cmd = ((143, "SIGTERM", "GRACEFUL_SHUTDOWN") if cause is EndCause.SIGNAL_GRACEFUL
-                              else (137, "SIGKILL", "FORCEFUL_SHUTDOWN"))
-            rec.nm_exit_code = rec.am_exit_status = code
-            rec.nm_diagnostics = (f"[{stamp}]Sent signal {cmd} ({sig}) to pid {self._pid(rec)} "
-                                  f"as user {self.apps[rec.app_id].spec.user} for container {rec.container_id}, "
-                                  f"result=success\n[{stamp}]Container killed on request. Exit code is {code}\n"
-                                  f"[{stamp}]Container exited with a non-zero exit code {code}. \n"
-                                  f"[{stamp}]Killed by external signal\n")
-            rec.am_diagnostics = rec.nm_diagnostics
-        elif cause is EndCause.COMPLETED:
-            code = 0 if exit_code is None else exit_code
-            rec.nm_exit_code = rec.am_exit_status = code
-            if code != 0:
-                rec.nm_diagnostics = (f"[{stamp}]Exception from container-launch.\nContainer id: {rec.container_id}\n"
-                                      f"Exit code: {code}\n")
-        else:  # app killed, node lost
-            rec.nm_exit_code = EXIT_KILLED_BY_RM if cause is EndCause.APP_KILLED else EXIT_ABORTED
-            rec.am_exit_status = rec.nm_exit_code
-            rec.nm_diagnostics = f"[{stamp}]Container Killed by ResourceManager\n"
-
-    @staticmethod
-    def _pid(rec: ContainerRecord) -> int:
-        """A stable process id for NM diagnostics (derived from the container number)."""
-        return 30000 + int(rec.container_id.rsplit("_", 1)[1]) * 13 % 20000
-
     def nm_timestamp(self, t: float) -> str:
-        """NM diagnostics time stamps: `2026-11-23 10:37:21.776` (UTC here)."""
-        return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        return nm_timestamp(t)
 
     def live_containers(self, app: App) -> list[ContainerRecord]:
         att = app.attempt

@@ -151,7 +151,8 @@ def java_float(x: float) -> float:
     if not math.isfinite(x):
         return 0.0
     f32 = struct.unpack("f", struct.pack("f", x))[0]
-    for digits in range(1, 10):
+    # a float32 has 6-9 significant digits; `g` drops trailing zeros, so fewer come out as such
+    for digits in range(6, 10):
         text = f"{f32:.{digits}g}"
         if struct.unpack("f", struct.pack("f", float(text)))[0] == f32:
             return float(text)
@@ -280,7 +281,8 @@ class Struct(Generic[T]):
             v = getattr(value, f.attr)
             if f.optional and (v is None or (v == f.default and not f.always)):
                 continue
-            out[f.key] = f.enc(v, strings)
+            # scalars in the natural form are written as they are (the hot path of big answers)
+            out[f.key] = v if f.enc is _enc_scalar and not strings else f.enc(v, strings)
         return out
 
 

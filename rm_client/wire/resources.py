@@ -15,6 +15,7 @@ strings and ``"attributes":null`` (see :func:`encode_resource`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from rm_client.wire._json import Field, Struct, dec_int, dec_str, fail, fstr, items, join, obj
@@ -144,7 +145,20 @@ def _info(name: str, value: int, units: str, rtype: str, lo: int, hi: int, strin
 
 def encode_resource(r: Resource, strings: bool = False, *, informations: bool = True) -> dict[str, Any]:
     """The RM's JSON for ``r``. ``strings``: the reservation-list form (numbers as strings,
-    ``attributes`` null). ``informations=False``: the short request form ``{"memory","vCores"}``."""
+    ``attributes`` null). ``informations=False``: the short request form ``{"memory","vCores"}``.
+    The result may be shared between calls: treat it as read-only."""
+    if informations and not r.others and not r.builtin_limits:
+        return _plain(r.memory_mb, r.vcores, strings)
+    return _encode(r, strings, informations)
+
+
+@lru_cache(maxsize=8192)
+def _plain(memory_mb: int, vcores: int, strings: bool) -> dict[str, Any]:
+    """Memory and vcores only, the usual limits: the common case, built once per value."""
+    return _encode(Resource(memory_mb, vcores), strings, True)
+
+
+def _encode(r: Resource, strings: bool, informations: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
         "memory": str(r.memory_mb) if strings else r.memory_mb,
         "vCores": str(r.vcores) if strings else r.vcores,
