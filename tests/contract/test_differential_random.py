@@ -16,6 +16,7 @@ import pytest
 from emu_world import World, load_capture
 from shape import Answer, compare_answers
 
+from harvester.domain import Resources
 from harvester.emulator import sequences as seq
 
 TS = 1795420810582
@@ -55,7 +56,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
 def runs() -> dict[int, list[tuple[seq.Step, seq.Answer, dict[str, Any]]]]:
     out = {}
     for seed in SEEDS:
-        world = World(TS, minimum=__import__("harvester.domain", fromlist=["Resources"]).Resources(512, 1))
+        world = World(TS, minimum=Resources(512, 1))  # the first recorded cluster granted 512 MB as such
         world.at(60.0)
 
         def send(m: str, p: str, h: dict[str, str], b: bytes) -> seq.Answer:

@@ -171,18 +171,8 @@ QUOTA: list[Step] = [
 # apps into an active reservation under the short queue name and under root.default-default,
 # deleting a reservation twice, a PUT on the node resource, a 4096/4 node update and its restore.
 CAP24_TS = 1795504076245
-N2_24 = "localhost:45455"
-
-
-def _burn(kind: str, n: int) -> Callable[[World], None]:
-    def burn(w: World) -> None:
-        for _ in range(n):
-            w.send("POST", f"/ws/v1/cluster/{kind}")
-    return burn
-
-
 CAP24: list[Step] = [
-    (1, _burn("reservation/new-reservation", 11)), (1, _burn("apps/new-application", 10)),
+    (1, _new_ids("reservation/new-reservation", 11)), (1, _new_ids("apps/new-application", 10)),
     (2229.755, "err-reservation-submit-gang-larger-than-cluster"), (2229.755, "reservation-list-after-gang-rejected"),
     (2229.755, "reservation-submit-for-queue-name-tests"),
     (2242.755, "apps-submit-rest-reservation-short-queue-default"),
