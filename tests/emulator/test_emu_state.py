@@ -176,3 +176,13 @@ def test_server_stop_before_start_releases_the_port_without_hanging() -> None:
     server.stop()
     with socket.socket() as s:
         s.bind(("127.0.0.1", port))  # free again
+
+
+def test_delegation_tokens_need_kerberos_and_name_the_callers_auth_type(rig) -> None:  # type: ignore[no-untyped-def]
+    _, emu, _ = rig
+    with EmulatorServer(emu) as server:
+        url = server.url + "/ws/v1/cluster/delegation-token"
+        anonymous = requests.post(url, json={"renewer": "root"})
+        simple = requests.post(url + "?user.name=root", json={"renewer": "root"})
+    assert (anonymous.status_code, simple.status_code) == (403, 403)
+    assert anonymous.text.endswith("got type null") and simple.text.endswith("got type SIMPLE")
