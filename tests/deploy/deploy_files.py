@@ -1,17 +1,22 @@
 """Parsing of the deployment files for tests/deploy (imported by its conftest and tests).
 
 docker-compose.yml volumes and ports (short and long syntax) and Hadoop configuration XML.
-Everything here reads files of the repository only; nothing needs Docker or Hadoop.
+Everything here reads files of the repository only; nothing needs Docker or Hadoop. Also a
+running sidecar on free loopback ports, and the lookup of Debian's Prometheus binaries.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from harvester.app import Harvester
 from harvester.config import parse_settings
@@ -89,17 +94,36 @@ def compose_ports(services: dict[str, dict[str, Any]]) -> list[Port]:
     return [p for name, svc in services.items() for p in _ports(name, svc)]
 
 
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
 @contextmanager
-def running_sidecar() -> Iterator[Harvester]:
-    """A real sidecar (composition root, embedded cluster, memory store) on free loopback ports."""
-    settings = parse_settings(
-        {"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
-         "store": {"backend": "memory"}},
-        environ={},
-    )
+def running_sidecar(overrides: dict[str, Any] | None = None) -> Iterator[Harvester]:
+    """A real sidecar (composition root, embedded cluster, memory store) on free loopback ports;
+    `overrides` are settings merged over that (e.g. shorter loop intervals)."""
+    base = {"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
+            "store": {"backend": "memory"}}
+    settings = parse_settings(_merge(base, overrides or {}), environ={})
     app = Harvester(settings)
     app.start()
     try:
         yield app
     finally:
         app.stop()
+
+
+def prometheus_binary(name: str) -> str:
+    """Path of `promtool` or `prometheus` (Debian's package `prometheus`, installed by .ci/run).
+
+    Skips where it is absent; fails instead under CI (CI=true), where .ci/run must have installed it."""
+    path = shutil.which(name)
+    if path is None:
+        why = f"{name} not found: install Debian's package `prometheus` (.ci/run does)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{why}; CI must run this test")
+        pytest.skip(why)
+    return path
