@@ -31,6 +31,7 @@ from harvester.actuators.port import Actuator
 from harvester.actuators.rm import RMActuator
 from harvester.advice.hdfs_wiring import HDFS_SERVICE, build_hdfs
 from harvester.advice.admin_http import AdminServer, Request, Response
+from harvester.advice.constrained_placement import placement_services
 from harvester.advice.grpc_server import GrpcServer
 from harvester.advice.harvesting_http import classes_document, nodes_document
 from harvester.advice.harvesting_state import HarvestingState
@@ -159,7 +160,7 @@ def backfill_demo_history(store: HistoryStore, load: demo.DemoLoad, now: float, 
 
 #: Why the contract's services without an implementation answer UNIMPLEMENTED.
 UNIMPLEMENTED_WHY = {
-    "harvester.v1.ConstrainedPlacement": "Phoenix constraint-aware placement is not built yet",
+    "harvester.v1.ConstrainedPlacement": "constraint-aware placement is disabled (placement.enabled: false)",
     "harvester.v1.SloAdvisor": "Morpheus SLO inference / reservations and Jockey deadline control are not built yet",
 }
 
@@ -232,6 +233,7 @@ class Harvester:
         self.loops.append(ControlLoop("node-ordering", self.orderings.interval_s, self.orderings.tick, self.clock, self.metrics))
         services = [yarn_advisor_service(self.state, self.metrics, orderings=self.orderings.board),
                     *([self.hdfs.service] if self.hdfs.service else [])]
+        services += placement_services(self.telemetry.latest, self.clock, settings, self.metrics)
         self.grpc = GrpcServer(
             settings.server.grpc_listen, self.metrics, services, max_workers=settings.server.grpc_max_workers,
             unimplemented_reason=lambda name: self.hdfs.unimplemented_reason if name == HDFS_SERVICE else UNIMPLEMENTED_WHY.get(

@@ -60,6 +60,7 @@ class NodeSample:
     node_memory_mb: float | None
     containers_memory_mb: float | None
     physical_cores: float | None = None
+    labels: tuple[str, ...] = ()  # YARN node labels (`nodeLabels`; empty when labels are disabled)
 
     @property
     def containers_cpu_cores(self) -> float | None:

@@ -155,6 +155,13 @@ class Metrics:
             ["job_type"], registry=r,
         )
 
+        # Phoenix (constraint-aware placement)
+        self.placement_tasks = Counter(
+            "harvester_placement_tasks_total",
+            "Tasks answered by ConstrainedPlacement.PlaceTasks, by outcome (placed = fits now, queued, relaxed = "
+            "soft constraints relaxed by admission control, unplaceable).", ["outcome"], registry=r,
+        )
+
     # --- record helpers -------------------------------------------------------------------
 
     def record_tick(self, loop: str, ok: bool, seconds: float, at: float) -> None:
@@ -248,6 +255,11 @@ class Metrics:
         self.node_ordering_version.set(version)
         for job_type, n in advised.items():
             self.node_ordering_advised.labels(job_type).set(n)
+
+    def record_placements(self, by_outcome: Mapping[str, int]) -> None:
+        for outcome, n in by_outcome.items():
+            if n:
+                self.placement_tasks.labels(outcome).inc(n)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus text format."""

@@ -42,6 +42,7 @@ def node_sample(node: Node, now: float, physical_cores: float | None) -> NodeSam
         node_memory_mb=float(ru.node_physical_memory_mb) if ru else None,
         containers_memory_mb=float(ru.aggregated_containers_physical_memory_mb) if ru else None,
         physical_cores=physical_cores,
+        labels=node.node_labels,
     )
 
 

@@ -1,0 +1,459 @@
+"""Constraint-aware ordering and placement of a batch of tasks (Phoenix, paper 003) — pure.
+
+`decide(ctx) -> PlacementPlan` orders a batch of constrained task requests and places each
+on a node of the current cluster view (decisions/placement_view.py). Steps, with the paper's
+mechanisms:
+
+1. **CRV** (§I, contribution 1): for every constraint dimension asked for (e.g. `cores>=16`,
+   and `*` = any node), demand = tasks asking for it (this batch plus the recent demand
+   window), supply = RUNNING nodes satisfying it; ratio = demand / supply
+   (`models.queueing.crv_ratio`). A task's CRV ratio is that of its tightest dimension.
+2. **M/G/1 estimate** (contribution 3): the Pollaczek–Khinchine wait of every constraint
+   class over overlapping node sets (`models.queueing.class_waits`), with the recent classes'
+   rates, this batch's own arrivals, and the nodes' observed used share as a load floor.
+3. **Admission control** (contribution 2: "negotiating resources for tasks in which all the
+   constraints could not be satisfied"): a task whose full class waits longer than
+   max(`max_wait_s`, `max_wait_factor` × its duration) has its SOFT constraints relaxed when
+   the hard-only class waits less. Hard constraints are never relaxed.
+4. **Reordering** (§I: "reorder tasks based on its CRV ratio values to improve the overall job
+   turnaround times"): `contention_key` — most contended class first (log-bucketed M/G/1
+   wait, then CRV ratio), shortest work first within a bucket (Eagle's SRPT, which Phoenix
+   extends). Placing the scarcest tasks first keeps flexible tasks from taking the only nodes
+   a constrained task can use (most-constrained-first greedy).
+5. **Placement**: each task takes the best node that satisfies its effective constraints,
+   its placement constraints (rack affinity / anti-affinity of its group) and has the free
+   memory and vcores; the resources are taken from that node for the rest of the batch, so a
+   node is never promised more than it has free. Nodes rank by: satisfies the task's soft
+   constraints (matters once relaxed), lowest contention (the highest CRV ratio among the
+   OTHER dimensions the node serves — keep scarce nodes for the tasks that need them), most
+   free vcores. The next nodes that fit are returned as alternatives (not reserved). A task
+   no node can take now is queued: its candidates are the best satisfying nodes and its
+   expected delay is its class's M/G/1 wait; a task whose hard constraints no RUNNING node
+   large enough satisfies is unplaceable.
+
+Every placement carries the formula that produced it in `reason` (DESIGN.md principle 4).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from harvester.decisions.placement_view import ClusterView
+from harvester.domain import Resources
+from harvester.models.constraints import Constraint, PlacementConstraint, PlacementKind, Strength
+from harvester.models.queueing import ClassLoad, ServiceMoments, class_waits, crv_ratio
+
+ANY = "*"  # the dimension "any node": unconstrained tasks ask for it
+ALTERNATIVES_SCAN = 64  # nodes looked at beyond the chosen one for alternatives
+
+
+def class_key(constraints: Sequence[Constraint]) -> str:
+    return "; ".join(sorted({c.key for c in constraints})) or ANY
+
+
+def contention_bucket(x: float) -> int:
+    """log2 bucket of a wait (s) or a CRV ratio: values within a factor ~2 share a bucket."""
+    return 1 << 20 if math.isinf(x) else int(math.log2(1.0 + max(0.0, x)))
+
+
+def contention_key(wait_s: float, ratio: float, remaining_s: float) -> tuple[int, int, float]:
+    """Phoenix's queue order: larger bucket of M/G/1 wait first, then of CRV ratio, then SRPT."""
+    return (-contention_bucket(wait_s), -contention_bucket(ratio), remaining_s)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskAsk:
+    task_id: str
+    resources: Resources
+    constraints: tuple[Constraint, ...] = ()
+    placement: tuple[PlacementConstraint, ...] = ()
+    expected_duration_s: float = 0.0
+
+    @property
+    def hard(self) -> tuple[Constraint, ...]:
+        return tuple(c for c in self.constraints if c.strength is Strength.HARD)
+
+    @property
+    def soft(self) -> tuple[Constraint, ...]:
+        return tuple(c for c in self.constraints if c.strength is Strength.SOFT)
+
+
+@dataclass(frozen=True, slots=True)
+class RecentClass:
+    """Arrivals of one constraint class in the demand window (before this batch)."""
+
+    constraints: tuple[Constraint, ...]
+    load: ClassLoad
+    tasks: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementStrategy:
+    candidates: int = 3
+    max_wait_s: float = 30.0
+    max_wait_factor: float = 2.0
+    default_duration_s: float = 60.0
+    window_s: float = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementContext:
+    now: float
+    job_id: str
+    view: ClusterView
+    tasks: tuple[TaskAsk, ...]
+    strategy: PlacementStrategy
+    recent: tuple[RecentClass, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CrvDimension:
+    key: str
+    demand: float
+    supply: float
+    ratio: float
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPlacement:
+    task_id: str
+    node_ids: tuple[str, ...]
+    fits_now: bool
+    expected_wait_s: float
+    crv_ratio: float
+    relaxed: tuple[str, ...]
+    unsatisfied_soft: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unplaceable:
+    task_id: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementPlan:
+    placements: tuple[TaskPlacement, ...]
+    unplaceable: tuple[Unplaceable, ...]
+    crv: tuple[CrvDimension, ...]
+
+
+def _duration(t: TaskAsk, s: PlacementStrategy) -> float:
+    return t.expected_duration_s if t.expected_duration_s > 0 else s.default_duration_s
+
+
+def crv_dimensions(view: ClusterView, asks: dict[str, tuple[Constraint | None, float]]) -> dict[str, CrvDimension]:
+    """`asks`: dimension key -> (a constraint of that key, or None for ANY; tasks asking)."""
+    out = {}
+    for key, (c, demand) in asks.items():
+        mask = view.usable if c is None else view.table.mask(c) & view.usable
+        supply = float(np.count_nonzero(mask))
+        out[key] = CrvDimension(key, demand, supply, crv_ratio(demand, supply))
+    return out
+
+
+Batch = dict[tuple[Constraint, ...], list[float]]  # the batch by constraints: [tasks, Σd, Σd²]
+
+
+def _batch(ctx: PlacementContext) -> Batch:
+    out: Batch = {}
+    for t in ctx.tasks:
+        d = _duration(t, ctx.strategy)
+        acc = out.get(t.constraints)
+        if acc is None:
+            acc = out[t.constraints] = [0.0, 0.0, 0.0]
+        acc[0] += 1
+        acc[1] += d
+        acc[2] += d * d
+    return out
+
+
+def _asks(ctx: PlacementContext, batch: Batch) -> dict[str, tuple[Constraint | None, float]]:
+    asks: dict[str, list] = {ANY: [None, 0.0]}
+
+    def add(constraints: Sequence[Constraint], n: float) -> None:
+        asks[ANY][1] += n
+        for c in constraints:
+            asks.setdefault(c.key, [c, 0.0])[1] += n
+
+    for r in ctx.recent:
+        add(r.constraints, r.tasks)
+    for cs, acc in batch.items():
+        add(cs, acc[0])
+    return {k: (v[0], v[1]) for k, v in asks.items()}
+
+
+class _Classes:
+    """Constraint classes of the batch and the window, their masks and M/G/1 waits."""
+
+    def __init__(self, ctx: PlacementContext, batch: Batch) -> None:
+        view, s = ctx.view, ctx.strategy
+        self.constraints: dict[str, tuple[Constraint, ...]] = {}
+        rates: dict[str, list[float]] = {}  # key -> [rate, rate·E[S], rate·E[S²]]
+
+        def load(cs: tuple[Constraint, ...], rate: float, m: ServiceMoments) -> None:
+            key = class_key(cs)
+            self.constraints.setdefault(key, cs)
+            acc = rates.setdefault(key, [0.0, 0.0, 0.0])
+            acc[0] += rate
+            acc[1] += rate * m.mean_s
+            acc[2] += rate * m.second_moment_s2
+
+        for r in ctx.recent:
+            load(r.constraints, r.load.rate_per_s, r.load.moments)
+        for cs, (n, s1, s2) in batch.items():
+            moments = ServiceMoments(s1 / n, s2 / n)
+            load(cs, n / s.window_s, moments)
+            soft = tuple(c for c in cs if c.strength is Strength.SOFT)
+            if soft:
+                load(tuple(c for c in cs if c.strength is Strength.HARD), 0.0, moments)  # "what if relaxed?"
+        self.keys = list(self.constraints)
+        self.index = {k: i for i, k in enumerate(self.keys)}
+        self.masks = np.array([view.table.mask_all(self.constraints[k]) & view.usable for k in self.keys],
+                              dtype=bool).reshape(len(self.keys), view.size)
+        loads = []
+        for k in self.keys:
+            rate, r1, r2 = rates[k]
+            moments = ServiceMoments(r1 / rate, r2 / rate) if rate > 0 else ServiceMoments(1.0, 1.0)
+            loads.append(ClassLoad(rate, moments))
+        slots = _slots(view, ctx.tasks)
+        self.waits = class_waits(self.masks, slots, loads, view.busy_fraction) if self.keys else None
+
+    def wait(self, key: str) -> float:
+        return float(self.waits.wait_s[self.index[key]]) if self.waits is not None else 0.0
+
+    def mask(self, key: str) -> np.ndarray:
+        return self.masks[self.index[key]]
+
+
+def _slots(view: ClusterView, tasks: Sequence[TaskAsk]) -> np.ndarray:
+    """Task slots per node for the batch's median container (one M/G/1 server per slot)."""
+    if not tasks:
+        return np.where(view.usable, 1.0, 0.0)
+    mem = max(1, int(np.median([t.resources.memory_mb for t in tasks])))
+    vc = max(1, int(np.median([t.resources.vcores for t in tasks])))
+    slots = np.minimum(view.total_mb // mem, view.total_vcores // vc).astype(float)
+    return np.where(view.usable, np.maximum(slots, 1.0), 0.0)
+
+
+@dataclass(slots=True)
+class _Walk:
+    """A class's nodes in preference order and how far the fitting prefix has been used up."""
+
+    order: list[int]
+    pointer: int = 0
+
+
+def _pressure(view: ClusterView, dims: dict[str, CrvDimension], asks: dict[str, tuple[Constraint | None, float]]) -> np.ndarray:
+    """Per node: the highest CRV ratio among the constrained dimensions it serves."""
+    out = np.zeros(view.size)
+    for key, dim in dims.items():
+        c = asks[key][0]
+        if c is not None and math.isfinite(dim.ratio) and dim.ratio > 0:
+            np.maximum(out, np.where(view.table.mask(c), dim.ratio, 0.0), out=out)
+    return out
+
+
+class _Placer:
+    """Walks each class's node order, taking resources as tasks are placed (step 5)."""
+
+    def __init__(self, ctx: PlacementContext, pressure: np.ndarray) -> None:
+        v = ctx.view
+        self.ctx, self.view, self.pressure = ctx, v, pressure
+        self.free_mb = v.free_mb.astype(np.int64).tolist()
+        self.free_vc = v.free_vcores.astype(np.int64).tolist()
+        self.walks: dict[tuple[str, str, int, int], _Walk] = {}
+        self.groups: dict[tuple[str, str, PlacementKind], set[int]] = {}
+
+    def walk(self, eff_key: str, full_key: str, eff_mask: np.ndarray, full_mask: np.ndarray, r: Resources) -> _Walk:
+        wk = (eff_key, full_key, r.memory_mb, r.vcores)
+        w = self.walks.get(wk)
+        if w is None:
+            v = self.view
+            ok = eff_mask & (v.total_mb >= r.memory_mb) & (v.total_vcores >= r.vcores)
+            idx = np.flatnonzero(ok)
+            order = np.lexsort((idx, -v.free_vcores[idx], self.pressure[idx], ~full_mask[idx]))
+            w = self.walks[wk] = _Walk(idx[order].tolist())
+        return w
+
+    def _fits(self, n: int, r: Resources) -> bool:
+        return self.free_mb[n] >= r.memory_mb and self.free_vc[n] >= r.vcores
+
+    def _placement_ok(self, n: int, task: TaskAsk, strengths: tuple[Strength, ...]) -> bool:
+        for pc in task.placement:
+            if pc.strength not in strengths:
+                continue
+            codes, _ = self.view.table.codes(pc.scope)
+            code = int(codes[n])
+            used = self.groups.get((pc.group or self.ctx.job_id, pc.scope, pc.kind), set())
+            if code < 0:
+                return False
+            if pc.kind is PlacementKind.AFFINITY and used and code not in used:
+                return False
+            if pc.kind is PlacementKind.ANTI_AFFINITY and code in used:
+                return False
+        return True
+
+    def choose(self, task: TaskAsk, w: _Walk, want: int) -> tuple[list[int], bool]:
+        """Up to `want` nodes for `task`: the first fits now and is taken; (nodes, fits_now)."""
+        r = task.resources
+        order = w.order
+        while w.pointer < len(order) and not self._fits(order[w.pointer], r):
+            w.pointer += 1  # free space only shrinks within a batch: skip it for good
+        if not task.placement:  # fast path: the pointer is the best node that fits
+            chosen = order[w.pointer:w.pointer + 1]
+        else:
+            chosen = self._scan(task, w, (Strength.HARD, Strength.SOFT), fitting=True, limit=1)
+            if not chosen and any(pc.strength is Strength.SOFT for pc in task.placement):
+                chosen = self._scan(task, w, (Strength.HARD,), fitting=True, limit=1)
+        if not chosen:
+            return self._scan(task, w, (Strength.HARD,), fitting=False, limit=want, start=0), False
+        n = chosen[0]
+        self.free_mb[n] -= r.memory_mb
+        self.free_vc[n] -= r.vcores
+        for pc in task.placement:
+            codes, _ = self.view.table.codes(pc.scope)
+            self.groups.setdefault((pc.group or self.ctx.job_id, pc.scope, pc.kind), set()).add(int(codes[n]))
+        more = self._scan(task, w, (Strength.HARD,), fitting=True, limit=want - 1, skip=n, budget=ALTERNATIVES_SCAN)
+        return [n, *more], True
+
+    def _scan(self, task: TaskAsk, w: _Walk, strengths: tuple[Strength, ...], *, fitting: bool, limit: int,
+              skip: int = -1, start: int | None = None, budget: int | None = None) -> list[int]:
+        out: list[int] = []
+        order = w.order
+        i = w.pointer if start is None else start
+        looked = 0
+        while i < len(order) and len(out) < limit and (budget is None or looked < budget):
+            n = order[i]
+            i += 1
+            looked += 1
+            if n == skip or (fitting and not self._fits(n, task.resources)):
+                continue
+            if not task.placement or self._placement_ok(n, task, strengths):
+                out.append(n)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Signature:
+    """What every task with the same constraints shares: class keys, CRV ratios, M/G/1 waits."""
+
+    full: str
+    hard: str
+    soft: tuple[str, ...]
+    ratio_full: float
+    ratio_hard: float
+    supply_full: float
+    supply_hard: float
+    wait_full: float
+    wait_hard: float
+    buckets_full: tuple[int, int]
+    buckets_hard: tuple[int, int]
+
+    @staticmethod
+    def of(cs: tuple[Constraint, ...], classes: _Classes, dims: dict[str, CrvDimension]) -> _Signature:
+        hard = tuple(c for c in cs if c.strength is Strength.HARD)
+        soft = tuple(sorted(c.key for c in cs if c.strength is Strength.SOFT))
+
+        def tightest(group: tuple[Constraint, ...]) -> tuple[float, float]:
+            if not group:
+                return dims[ANY].ratio, dims[ANY].supply
+            return max(dims[c.key].ratio for c in group), min(dims[c.key].supply for c in group)
+
+        (rf, sf), (rh, sh) = tightest(cs), tightest(hard)
+        full, hkey = class_key(cs), class_key(hard)
+        wf = classes.wait(full)
+        wh = classes.wait(hkey) if soft else wf
+        return _Signature(full, hkey, soft, rf, rh, sf, sh, wf, wh, contention_key(wf, rf, 0.0)[:2],
+                          contention_key(wh, rh, 0.0)[:2])
+
+
+def decide(ctx: PlacementContext) -> PlacementPlan:
+    """Order and place `ctx.tasks` (module docstring); deterministic for a given context."""
+    s, view = ctx.strategy, ctx.view
+    batch = _batch(ctx)
+    asks = _asks(ctx, batch)
+    dims = crv_dimensions(view, asks)
+    classes = _Classes(ctx, batch)
+    pressure = _pressure(view, dims, asks)
+    placer = _Placer(ctx, pressure)
+
+    signatures: dict[tuple[Constraint, ...], _Signature] = {}
+    plans = []
+    unplaceable: list[Unplaceable] = []
+    for i, t in enumerate(ctx.tasks):
+        sig = signatures.get(t.constraints)
+        if sig is None:
+            sig = signatures[t.constraints] = _Signature.of(t.constraints, classes, dims)
+        d = _duration(t, s)
+        relaxed: tuple[str, ...] = ()
+        why = ""
+        bound = max(s.max_wait_s, s.max_wait_factor * d)
+        if sig.soft and sig.wait_full > bound and sig.wait_hard < sig.wait_full:
+            relaxed = sig.soft
+            why = (f"relaxed soft {', '.join(relaxed)}: M/G/1 wait {sig.wait_full:.3g} s > bound max({s.max_wait_s:g}, "
+                   f"{s.max_wait_factor:g}×{d:.3g}) = {bound:.3g} s, hard-only waits {sig.wait_hard:.3g} s; ")
+        eff, ratio, supply, wait = ((sig.hard, sig.ratio_hard, sig.supply_hard, sig.wait_hard) if relaxed
+                                    else (sig.full, sig.ratio_full, sig.supply_full, sig.wait_full))
+        plans.append((sig.buckets_hard if relaxed else sig.buckets_full, d, supply, i, t, sig, eff, relaxed, ratio, why))
+    plans.sort(key=lambda p: (p[0], p[1], p[2], p[3]))  # contention_key, then task index for determinism
+
+    placed: list[TaskPlacement] = []
+    for _, _, _, _, t, sig, eff, relaxed, ratio, why in plans:
+        w = placer.walk(eff, sig.full, classes.mask(eff), classes.mask(sig.full), t.resources)
+        if not w.order:
+            need = eff if eff != ANY else "any RUNNING node"
+            unplaceable.append(Unplaceable(t.task_id, f"{why}no RUNNING node satisfies {need} with at least "
+                                                     f"{t.resources.memory_mb} MB / {t.resources.vcores} vcores in total"))
+            continue
+        nodes, fits = placer.choose(t, w, max(1, s.candidates))
+        if not nodes:
+            unplaceable.append(Unplaceable(t.task_id, f"{why}placement constraints exclude every node satisfying {eff}"))
+            continue
+        ids = tuple(view.table.node_ids[n] for n in nodes)
+        unsatisfied = tuple(sorted(c.key for c in t.soft if not view.table.mask(c)[nodes[0]])) if relaxed else ()
+        wait = 0.0 if fits else classes.wait(eff)
+        where = (f"placed on {ids[0]} (free after: {placer.free_mb[nodes[0]]} MB / {placer.free_vc[nodes[0]]} vcores)"
+                 if fits else f"queued: no satisfying node has {t.resources.memory_mb} MB / {t.resources.vcores} vcores "
+                              f"free; M/G/1 wait of {eff} = {wait:.3g} s")
+        placed.append(TaskPlacement(
+            t.task_id, ids, fits, wait, ratio, relaxed, unsatisfied,
+            f"{why}CRV ratio {ratio:.3g} (tightest of {eff}); {where}",
+        ))
+    return PlacementPlan(tuple(placed), tuple(unplaceable), tuple(dims.values()))
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class DimensionEstimate:
+    """One CRV entry with the M/G/1 wait a task asking only for that dimension would see."""
+
+    dimension: CrvDimension
+    constraint: Constraint | None
+    wait_s: float
+
+
+def constraint_resource_vector(view: ClusterView, recent: Sequence[RecentClass]) -> tuple[DimensionEstimate, ...]:
+    """The CRV over the demand window: demand / supply and M/G/1 wait of every dimension asked for.
+
+    The window's classes load the nodes (rows with their rates); each dimension is an extra row
+    with rate 0 that only measures the wait (models.queueing.class_waits)."""
+    ctx = PlacementContext(view.time, "", view, (), PlacementStrategy(), tuple(recent))
+    asks = _asks(ctx, {})
+    dims = crv_dimensions(view, asks)
+    rows = [view.table.mask_all(r.constraints) & view.usable for r in recent]
+    rows += [(view.usable if asks[k][0] is None else view.table.mask(asks[k][0]) & view.usable) for k in dims]
+    loads = [r.load for r in recent] + [ClassLoad(0.0, ServiceMoments(1.0, 1.0))] * len(dims)
+    slots = _slots(view, ())  # no containers known: one server per node
+    if rows:
+        waits = class_waits(np.array(rows, dtype=bool).reshape(len(rows), view.size), slots, loads,
+                            view.busy_fraction).wait_s[len(recent):]
+    else:
+        waits = np.zeros(0)
+    return tuple(DimensionEstimate(d, asks[k][0], float(w)) for (k, d), w in zip(dims.items(), waits))
