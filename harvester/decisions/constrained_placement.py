@@ -14,7 +14,8 @@ mechanisms:
 3. **Admission control** (contribution 2: "negotiating resources for tasks in which all the
    constraints could not be satisfied"): a task whose full class waits longer than
    max(`max_wait_s`, `max_wait_factor` × its duration) has its SOFT constraints relaxed when
-   the hard-only class waits less. Hard constraints are never relaxed.
+   the hard-only class waits less, or when no RUNNING node satisfies them at all (a soft
+   constraint never makes a task unplaceable). Hard constraints are never relaxed.
 4. **Reordering** (§I: "reorder tasks based on its CRV ratio values to improve the overall job
    turnaround times"): `contention_key` — most contended class first (log-bucketed M/G/1
    wait, then CRV ratio), shortest work first within a bucket (Eagle's SRPT, which Phoenix
@@ -25,8 +26,10 @@ mechanisms:
    memory and vcores; the resources are taken from that node for the rest of the batch, so a
    node is never promised more than it has free. Nodes rank by: satisfies the task's soft
    constraints (matters once relaxed), lowest contention (the highest CRV ratio among the
-   OTHER dimensions the node serves — keep scarce nodes for the tasks that need them), most
-   free vcores. The next nodes that fit are returned as alternatives (not reserved). A task
+   dimensions the node serves — keep scarce nodes for the tasks that need them), most free
+   vcores; a class's tasks fill that ranking first-fit (the best node until it is full), which
+   leaves whole nodes for larger tasks. The next nodes that fit are returned as alternatives
+   (not reserved). A task
    no node can take now is queued: its candidates are the best satisfying nodes and its
    expected delay is its class's M/G/1 wait; a task whose hard constraints no RUNNING node
    large enough satisfies is unplaceable.
@@ -354,6 +357,7 @@ class _Signature:
     wait_hard: float
     buckets_full: tuple[int, int]
     buckets_hard: tuple[int, int]
+    any_node_full: bool
 
     @staticmethod
     def of(cs: tuple[Constraint, ...], classes: _Classes, dims: dict[str, CrvDimension]) -> _Signature:
@@ -370,7 +374,7 @@ class _Signature:
         wf = classes.wait(full)
         wh = classes.wait(hkey) if soft else wf
         return _Signature(full, hkey, soft, rf, rh, sf, sh, wf, wh, contention_key(wf, rf, 0.0)[:2],
-                          contention_key(wh, rh, 0.0)[:2])
+                          contention_key(wh, rh, 0.0)[:2], bool(classes.mask(full).any()))
 
 
 def decide(ctx: PlacementContext) -> PlacementPlan:
@@ -394,7 +398,7 @@ def decide(ctx: PlacementContext) -> PlacementPlan:
         relaxed: tuple[str, ...] = ()
         why = ""
         bound = max(s.max_wait_s, s.max_wait_factor * d)
-        if sig.soft and sig.wait_full > bound and sig.wait_hard < sig.wait_full:
+        if sig.soft and sig.wait_full > bound and (sig.wait_hard < sig.wait_full or not sig.any_node_full):
             relaxed = sig.soft
             why = (f"relaxed soft {', '.join(relaxed)}: M/G/1 wait {sig.wait_full:.3g} s > bound max({s.max_wait_s:g}, "
                    f"{s.max_wait_factor:g}×{d:.3g}) = {bound:.3g} s, hard-only waits {sig.wait_hard:.3g} s; ")
