@@ -18,8 +18,8 @@ mechanisms:
    constraint never makes a task unplaceable). Hard constraints are never relaxed.
 4. **Reordering** (§I: "reorder tasks based on its CRV ratio values to improve the overall job
    turnaround times"): `contention_key` — most contended class first (log-bucketed M/G/1
-   wait, then CRV ratio), shortest work first within a bucket (Eagle's SRPT, which Phoenix
-   extends). Placing the scarcest tasks first keeps flexible tasks from taking the only nodes
+   wait in units of the class's service time, then CRV ratio), shortest work first within a
+   bucket (Eagle's SRPT, which Phoenix extends). Placing the scarcest tasks first keeps flexible tasks from taking the only nodes
    a constrained task can use (most-constrained-first greedy).
 5. **Placement**: each task takes the best node that satisfies its effective constraints,
    its placement constraints (rack affinity / anti-affinity of its group) and has the free
@@ -59,13 +59,21 @@ def class_key(constraints: Sequence[Constraint]) -> str:
 
 
 def contention_bucket(x: float) -> int:
-    """log2 bucket of a wait (s) or a CRV ratio: values within a factor ~2 share a bucket."""
+    """log2 bucket of a dimensionless contention: below 1 is bucket 0, then [1, 3), [3, 7), ..."""
     return 1 << 20 if math.isinf(x) else int(math.log2(1.0 + max(0.0, x)))
 
 
-def contention_key(wait_s: float, ratio: float, remaining_s: float) -> tuple[int, int, float]:
-    """Phoenix's queue order: larger bucket of M/G/1 wait first, then of CRV ratio, then SRPT."""
-    return (-contention_bucket(wait_s), -contention_bucket(ratio), remaining_s)
+def contention_buckets(wait_s: float, service_s: float, ratio: float) -> tuple[int, int]:
+    """(−bucket of the M/G/1 wait in service times of the class, −bucket of its CRV ratio).
+
+    Both are 0 for a class that waits less than one of its tasks runs and whose demand is
+    below its supply: among such classes the order is Eagle's SRPT, unchanged."""
+    return (-contention_bucket(wait_s / service_s if service_s > 0 else wait_s), -contention_bucket(ratio))
+
+
+def contention_key(wait_s: float, service_s: float, ratio: float, remaining_s: float) -> tuple[int, int, float]:
+    """Phoenix's queue order: most contended class first (M/G/1 wait, then CRV ratio), then SRPT."""
+    return (*contention_buckets(wait_s, service_s, ratio), remaining_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +109,17 @@ class PlacementStrategy:
     max_wait_factor: float = 2.0
     default_duration_s: float = 60.0
     window_s: float = 300.0
+
+
+def should_relax(wait_full_s: float, wait_hard_s: float, duration_s: float, s: PlacementStrategy, *,
+                 any_node: bool = True, slowdown: float = 1.0) -> bool:
+    """Admission control (paper 003 §I, contribution 2): relax a task's soft constraints when its
+    full class waits longer than max(max_wait_s, max_wait_factor × duration) and running it
+    elsewhere — hard-only wait plus the extra run time of a slower node, duration × (slowdown − 1)
+    — is sooner; or when no node satisfies the full class at all."""
+    if wait_full_s <= max(s.max_wait_s, s.max_wait_factor * duration_s):
+        return False
+    return not any_node or wait_hard_s + duration_s * (slowdown - 1.0) < wait_full_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,7 +379,7 @@ class _Signature:
     any_node_full: bool
 
     @staticmethod
-    def of(cs: tuple[Constraint, ...], classes: _Classes, dims: dict[str, CrvDimension]) -> _Signature:
+    def of(cs: tuple[Constraint, ...], classes: _Classes, dims: dict[str, CrvDimension], service_s: float) -> _Signature:
         hard = tuple(c for c in cs if c.strength is Strength.HARD)
         soft = tuple(sorted(c.key for c in cs if c.strength is Strength.SOFT))
 
@@ -373,8 +392,8 @@ class _Signature:
         full, hkey = class_key(cs), class_key(hard)
         wf = classes.wait(full)
         wh = classes.wait(hkey) if soft else wf
-        return _Signature(full, hkey, soft, rf, rh, sf, sh, wf, wh, contention_key(wf, rf, 0.0)[:2],
-                          contention_key(wh, rh, 0.0)[:2], bool(classes.mask(full).any()))
+        return _Signature(full, hkey, soft, rf, rh, sf, sh, wf, wh, contention_buckets(wf, service_s, rf),
+                          contention_buckets(wh, service_s, rh), bool(classes.mask(full).any()))
 
 
 def decide(ctx: PlacementContext) -> PlacementPlan:
@@ -393,12 +412,13 @@ def decide(ctx: PlacementContext) -> PlacementPlan:
     for i, t in enumerate(ctx.tasks):
         sig = signatures.get(t.constraints)
         if sig is None:
-            sig = signatures[t.constraints] = _Signature.of(t.constraints, classes, dims)
+            n, s1, _ = batch[t.constraints]
+            sig = signatures[t.constraints] = _Signature.of(t.constraints, classes, dims, s1 / n)
         d = _duration(t, s)
         relaxed: tuple[str, ...] = ()
         why = ""
         bound = max(s.max_wait_s, s.max_wait_factor * d)
-        if sig.soft and sig.wait_full > bound and (sig.wait_hard < sig.wait_full or not sig.any_node_full):
+        if sig.soft and should_relax(sig.wait_full, sig.wait_hard, d, s, any_node=sig.any_node_full):
             relaxed = sig.soft
             why = (f"relaxed soft {', '.join(relaxed)}: M/G/1 wait {sig.wait_full:.3g} s > bound max({s.max_wait_s:g}, "
                    f"{s.max_wait_factor:g}×{d:.3g}) = {bound:.3g} s, hard-only waits {sig.wait_hard:.3g} s; ")

@@ -91,36 +91,67 @@ class ClassWaits:
     wait_s: np.ndarray
 
 
-def class_waits(masks: np.ndarray, slots_per_node: np.ndarray, loads: Sequence[ClassLoad],
-                observed_utilization: np.ndarray | None = None) -> ClassWaits:
-    """M/G/1 wait per class over overlapping node sets (module docstring for the model).
+@dataclass(frozen=True, slots=True)
+class NodeLoads:
+    """Per node: the load ρ(n) and Λ₂(n) = Σ λ·E[S²] per slot that the classes put on it."""
 
-    `masks` is K×N booleans (class k may use node n), `slots_per_node` N task slots,
-    `loads` the K classes' arrivals (rate 0 = a class that only asks "how long would I
-    wait?"), `observed_utilization` N fractions in [0, 1]."""
-    masks = np.asarray(masks, dtype=bool)
-    k, n = masks.shape
-    if len(loads) != k or slots_per_node.shape != (n,):
+    slots: np.ndarray
+    rho: np.ndarray
+    lambda_m2: np.ndarray
+
+
+def node_loads(masks: np.ndarray, slots_per_node: np.ndarray, loads: Sequence[ClassLoad],
+               observed_utilization: np.ndarray | None = None) -> NodeLoads:
+    """Spread every class's arrivals evenly over the slots it may use (module docstring).
+
+    `masks` is K×N (booleans or 0/1 floats: class k may use node n), `slots_per_node` N task
+    slots (0 = the node takes no task now), `loads` the K classes' arrivals,
+    `observed_utilization` N fractions in [0, 1]. Matrix-vector products only: no K×N temporaries."""
+    m = _matrix(masks)
+    k, n = m.shape
+    if len(loads) != k or np.shape(slots_per_node) != (n,):
         raise ValueError("one load per class and one slot count per node")
-    slots = np.asarray(slots_per_node, dtype=float)
-    s_k = masks.astype(float) @ slots
+    slots = np.asarray(slots_per_node, dtype=np.float64)
+    s_k = (m @ slots.astype(m.dtype)).astype(np.float64)
     rate = np.array([x.rate_per_s for x in loads], dtype=float)
     mean = np.array([x.moments.mean_s for x in loads], dtype=float)
     m2 = np.array([x.moments.second_moment_s2 for x in loads], dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_slot_rho = np.where(s_k > 0, rate * mean / s_k, 0.0)
         per_slot_m2 = np.where(s_k > 0, rate * m2 / s_k, 0.0)
-    rho_n = per_slot_rho @ masks
-    lam2_n = per_slot_m2 @ masks
+    has_slot = slots > 0
+    rho_n = (per_slot_rho.astype(m.dtype) @ m) * has_slot if k else np.zeros(n)
+    lam2_n = (per_slot_m2.astype(m.dtype) @ m) * has_slot if k else np.zeros(n)
     if observed_utilization is not None:
         rho_n = np.maximum(rho_n, np.clip(np.asarray(observed_utilization, dtype=float), 0.0, 1.0))
-    weighted = masks * slots  # K×N slot weights
+    return NodeLoads(slots, rho_n, lam2_n)
+
+
+def waits_over(masks: np.ndarray, loaded: NodeLoads) -> ClassWaits:
+    """M/G/1 wait of each class (row of `masks`) on nodes loaded as `loaded`; a row may be a class
+    that only asks "how long would I wait?" (it need not be among the classes that loaded them)."""
+    m = _matrix(masks)
+    dot = lambda v: (m @ np.asarray(v, dtype=m.dtype)).astype(np.float64)  # noqa: E731 (no K×N upcast)
+    s_k = dot(loaded.slots)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rho_k = np.where(s_k > 0, weighted @ rho_n / s_k, 0.0)
-        lam2_k = np.where(s_k > 0, weighted @ lam2_n / s_k, 0.0)
+        rho_k = np.where(s_k > 0, dot(loaded.slots * loaded.rho) / s_k, 0.0)
+        lam2_k = np.where(s_k > 0, dot(loaded.slots * loaded.lambda_m2) / s_k, 0.0)
         wait = np.where(rho_k < 1.0, lam2_k / (2.0 * (1.0 - rho_k)), np.inf)
     wait = np.where(s_k == 0, np.inf, wait)  # nowhere to run: never starts
     return ClassWaits(slots=s_k, utilization=rho_k, wait_s=wait)
+
+
+def _matrix(masks: np.ndarray) -> np.ndarray:
+    m = np.asarray(masks)
+    if m.ndim != 2:
+        raise ValueError("masks must be K×N")
+    return m if m.dtype in (np.float32, np.float64) else m.astype(np.float32)
+
+
+def class_waits(masks: np.ndarray, slots_per_node: np.ndarray, loads: Sequence[ClassLoad],
+                observed_utilization: np.ndarray | None = None) -> ClassWaits:
+    """M/G/1 wait per class over overlapping node sets: `node_loads` then `waits_over` the same rows."""
+    return waits_over(masks, node_loads(masks, slots_per_node, loads, observed_utilization))
 
 
 @dataclass(frozen=True, slots=True)

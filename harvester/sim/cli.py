@@ -17,6 +17,7 @@ import yaml
 
 from harvester.sim.scenario import ScenarioError, read_yaml, set_path
 from harvester.sim.formats import JOB_FORMAT_NAMES, UTILIZATION_FORMAT_NAMES
+from harvester.sim.phoenix.cli import register as register_phoenix
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
@@ -248,6 +249,7 @@ def register(sub: Any) -> None:
     e.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
     _common(e)
     e.set_defaults(func=cmd_evaluate_harvesting)
+    register_phoenix(esub)  # harvester evaluate phoenix (harvester/sim/phoenix/cli.py)
 
     p = sub.add_parser("simulate-fit", help="refit the simulator's generators to the staged traces")
     p.add_argument("--traces", type=Path, required=True, help="the staged traces folder (../shared/traces)")

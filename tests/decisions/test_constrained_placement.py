@@ -52,11 +52,12 @@ def test_the_scarce_task_goes_first_and_keeps_its_node() -> None:
 
 
 def test_contention_key_orders_by_wait_then_ratio_then_work() -> None:
-    keys = {"long wait": contention_key(100.0, 0.1, 50.0), "saturated": contention_key(math.inf, 0.1, 50.0),
-            "scarce": contention_key(0.0, 8.0, 50.0), "short": contention_key(0.0, 0.1, 1.0),
-            "plain": contention_key(0.0, 0.1, 50.0)}
+    keys = {"long wait": contention_key(100.0, 10.0, 0.1, 50.0), "saturated": contention_key(math.inf, 10.0, 0.1, 50.0),
+            "scarce": contention_key(0.0, 10.0, 8.0, 50.0), "short": contention_key(0.0, 10.0, 0.1, 1.0),
+            "plain": contention_key(5.0, 10.0, 0.1, 50.0)}
     assert sorted(keys, key=keys.get) == ["saturated", "long wait", "scarce", "short", "plain"]
-    assert contention_key(5.0, 1.0, 1.0)[:2] == contention_key(6.0, 1.1, 1.0)[:2], "within a factor ~2: same bucket"
+    assert contention_key(50.0, 10.0, 1.0, 1.0)[:2] == contention_key(60.0, 10.0, 1.1, 1.0)[:2], "factor ~2: one bucket"
+    assert contention_key(9.0, 10.0, 0.9, 1.0)[:2] == (0, 0), "waits under one service time, demand under supply: SRPT"
 
 
 def _soft_case(max_wait_s: float, factor: float):

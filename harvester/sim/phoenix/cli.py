@@ -1,0 +1,114 @@
+"""`harvester evaluate phoenix` / `python -m harvester.sim.phoenix.evaluate` (registered by
+harvester/sim/cli.py). Only argparse here: the simulator is imported when the command runs.
+
+Exit status: 0 ok, 1 runtime failure, 2 bad arguments or traces (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+DEFAULT_TRACES = Path("../shared/traces")
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--traces", type=Path, default=DEFAULT_TRACES,
+                   help="the staged traces folder holding hawk-eagle-shortjob-subtraces/ (default ../shared/traces)")
+    p.add_argument("--workers", type=int, default=15000, help="one-slot workers (default 15000, as the paper)")
+    p.add_argument("--loads", type=_floats, default=None, help="offered loads (default 1.5,3)")
+    p.add_argument("--seeds", type=_ints, default=None, help="seeds (default 1,2,3)")
+    p.add_argument("--policy", action="append", default=None, help="policy to run (repeatable; default all)")
+    p.add_argument("--short-partition", type=float, default=0.10, help="share of workers only short jobs use (Eagle/Phoenix)")
+    p.add_argument("--constrained-fraction", type=float, default=0.5, help="share of jobs with Table II constraints")
+    p.add_argument("--limit", type=int, default=None, help="jobs per trace (quick checks)")
+    p.add_argument("--processes", type=int, default=1, help="local processes (default 1)")
+    p.add_argument("--out", type=Path, default=Path("docs") / "evaluation", help="report folder (default docs/evaluation)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m harvester.sim.phoenix.evaluate", description=__doc__.splitlines()[0])
+    add_arguments(p)
+    return p
+
+
+def register(esub: Any) -> None:
+    """Add `evaluate phoenix` to the `harvester evaluate` subcommands."""
+    e = esub.add_parser("phoenix", help="Phoenix (CRV, M/G/1) vs FIFO, Sparrow-C, Eagle-C on the Yahoo short-job traces")
+    add_arguments(e)
+    e.set_defaults(func=run_command)
+
+
+def command_line(args: argparse.Namespace) -> str:
+    parts = ["harvester evaluate phoenix", f"--traces {args.traces}"]
+    if args.workers != 15000:
+        parts.append(f"--workers {args.workers}")
+    if args.loads:
+        parts.append("--loads " + ",".join(f"{x:g}" for x in args.loads))
+    if args.seeds:
+        parts.append("--seeds " + ",".join(str(x) for x in args.seeds))
+    parts += [f"--policy {shlex.quote(p)}" for p in args.policy or []]
+    if args.short_partition != 0.10:
+        parts.append(f"--short-partition {args.short_partition:g}")
+    if args.constrained_fraction != 0.5:
+        parts.append(f"--constrained-fraction {args.constrained_fraction:g}")
+    if args.limit:
+        parts.append(f"--limit {args.limit}")
+    if args.processes != 1:
+        parts.append(f"--processes {args.processes}")
+    if args.out != Path("docs") / "evaluation":
+        parts.append(f"--out {args.out}")
+    return " ".join(parts)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from harvester.sim.phoenix.evaluate import POLICIES, TRACE_DIR, TRACES, Plan, run_plan, summary
+    from harvester.sim.phoenix.report import write_report
+    from harvester.sim.traces import TraceError
+
+    missing = [t for t in TRACES if not (args.traces / TRACE_DIR / t).is_file()]
+    if missing:
+        print(f"harvester: traces not found: {args.traces / TRACE_DIR} lacks {', '.join(missing)}", file=sys.stderr)
+        return 2
+    unknown = sorted(set(args.policy or ()) - set(POLICIES))
+    if unknown:
+        print(f"harvester: unknown policy {unknown[0]!r} (known: {', '.join(POLICIES)})", file=sys.stderr)
+        return 2
+    if args.workers < 1 or not 0 <= args.short_partition < 1 or not 0 <= args.constrained_fraction <= 1:
+        print("harvester: --workers >= 1, --short-partition in [0, 1), --constrained-fraction in [0, 1]", file=sys.stderr)
+        return 2
+    plan = Plan(traces_dir=args.traces, workers=args.workers, loads=args.loads or Plan.loads,
+                seeds=args.seeds or Plan.seeds, policies=tuple(args.policy or POLICIES), short_partition=args.short_partition,
+                constrained_fraction=args.constrained_fraction, limit=args.limit)
+    try:
+        rows = run_plan(plan, args.processes, progress=not args.quiet and sys.stderr.isatty())
+    except (TraceError, ValueError) as exc:
+        print(f"harvester: evaluation failed: {exc}", file=sys.stderr)
+        return 1
+    files = write_report(args.out, plan, rows, command_line(args))
+    for k, v in summary(rows).items():
+        print(f"{k}: {v:.3f}")
+    print("wrote " + ", ".join(str(f) for f in files))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_command(build_parser().parse_args(argv))

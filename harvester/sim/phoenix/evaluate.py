@@ -1,0 +1,190 @@
+"""The Phoenix evaluation (docs/evaluation/phoenix.md): short-job response times of FIFO,
+Sparrow-C, Eagle-C and Phoenix on the Yahoo sub-traces with Table II constraints.
+
+`harvester evaluate phoenix` (harvester/sim/phoenix/cli.py) or
+`python -m harvester.sim.phoenix.evaluate` runs the plan: every trace x load x seed x policy
+on `workers` one-slot workers. A seed fixes the worker attributes, the synthesized
+constraints, the short partition and the probes; every policy of a (trace, load, seed) sees
+the same ones. Results: per run the p50/p90/p99 response time of short jobs (all, constrained,
+unconstrained) and of long jobs; the ratios Eagle-C p99 / Phoenix p99 and Sparrow-C p99 /
+Phoenix p99 per (trace, load, seed), summarized as geometric means.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harvester.sim.phoenix.cluster import synthesize_workers
+from harvester.sim.phoenix.engine import Simulation
+from harvester.sim.phoenix.policies import EagleC, FifoC, PhoenixC, SparrowC
+from harvester.sim.phoenix.synthesis import TABLE_II, synthesize
+from harvester.sim.phoenix.workload import DEFAULT_CUTOFF_S, load_trace
+
+TRACE_DIR = "hawk-eagle-shortjob-subtraces"
+TRACES = ("YH1_sub.tr.gz", "YH2_sub.tr.gz")
+
+#: name -> (factory, constrained jobs?). The ablations switch Phoenix's mechanisms one by one;
+#: "Eagle (no constraints)" is Eagle on the same jobs without constraints (paper §III-B, Fig. 4).
+POLICIES: dict[str, tuple[Callable[[], Any], bool]] = {
+    "FIFO": (FifoC, True),
+    "Sparrow-C": (SparrowC, True),
+    "Eagle-C": (EagleC, True),
+    "Phoenix": (PhoenixC, True),
+    "Phoenix: reorder only": (lambda: PhoenixC(admission=False, placement=False), True),
+    "Phoenix: admission only": (lambda: PhoenixC(reorder=False, placement=False), True),
+    "Phoenix: CRV placement only": (lambda: PhoenixC(reorder=False, admission=False), True),
+    "Phoenix without admission": (lambda: PhoenixC(admission=False), True),
+    "Eagle (no constraints)": (EagleC, False),
+}
+MAIN = ("FIFO", "Sparrow-C", "Eagle-C", "Phoenix")
+
+
+@dataclass(frozen=True)
+class Plan:
+    traces_dir: Path
+    traces: tuple[str, ...] = TRACES
+    workers: int = 15000
+    loads: tuple[float, ...] = (1.5, 3.0)
+    seeds: tuple[int, ...] = (1, 2, 3)
+    policies: tuple[str, ...] = tuple(POLICIES)
+    short_partition: float = 0.10
+    constrained_fraction: float = 0.5
+    cutoff_s: float = DEFAULT_CUTOFF_S
+    rtt_s: float = 0.0005
+    limit: int | None = None  # jobs per trace (quick checks)
+
+    def runs(self) -> list[tuple[str, float, int, str]]:
+        return [(t, load, seed, p) for t in self.traces for load in self.loads for seed in self.seeds for p in self.policies]
+
+
+@dataclass
+class Row:
+    trace: str
+    load: float
+    seed: int
+    policy: str
+    short: dict[str, float]
+    constrained: dict[str, float]
+    unconstrained: dict[str, float]
+    long: dict[str, float]
+    relaxed_jobs: int
+    probes: int
+    wasted_probes: int
+    time_scale: float
+    wall_s: float
+    slowdown_by_type: dict[str, float] = field(default_factory=dict)
+    short_response_s: list[float] = field(default_factory=list, repr=False)
+
+
+def _pct(x: Sequence[float]) -> dict[str, float]:
+    if not len(x):
+        return {"p50": math.nan, "p90": math.nan, "p99": math.nan, "n": 0}
+    p50, p90, p99 = np.percentile(np.asarray(x, dtype=float), [50, 90, 99]).tolist()
+    return {"p50": p50, "p90": p90, "p99": p99, "n": len(x)}
+
+
+@lru_cache(maxsize=4)
+def _inputs(plan: Plan, trace: str, load: float, seed: int, constrained: bool):  # noqa: ANN202
+    """Trace, workers and constraints of one (trace, load, seed): the same for every policy."""
+    tr = load_trace(plan.traces_dir / TRACE_DIR / trace, workers=plan.workers, load=load, cutoff_s=plan.cutoff_s,
+                    limit=plan.limit)
+    workers = synthesize_workers(plan.workers, seed)
+    specs = synthesize(len(tr.jobs), workers, seed + 1000,
+                       constrained_fraction=plan.constrained_fraction if constrained else 0.0)
+    return tr, workers, specs
+
+
+def run_one(plan: Plan, trace: str, load: float, seed: int, policy: str) -> Row:
+    start = time.perf_counter()
+    factory, constrained = POLICIES[policy]
+    tr, workers, specs = _inputs(plan, trace, load, seed, constrained)
+    pol = factory()
+    result = Simulation(tr, workers, specs, pol, seed=seed, rtt_s=plan.rtt_s, short_partition=plan.short_partition).run()
+    short = [(j, s) for j, s in zip(result.jobs, specs) if not j.long]
+    base = [j.response_s for j, s in short if not s.constrained]
+    by_type = {}
+    for t in TABLE_II:
+        with_t = [j.response_s for j, s in short if t.name in s.types]
+        if with_t and base:
+            by_type[t.name] = float(np.mean(with_t) / np.mean(base))
+    return Row(
+        trace.split(".")[0], load, seed, policy,
+        short=_pct([j.response_s for j, _ in short]),
+        constrained=_pct([j.response_s for j, s in short if s.constrained]),
+        unconstrained=_pct(base),
+        long=_pct([j.response_s for j in result.jobs if j.long]),
+        relaxed_jobs=int(getattr(pol, "relaxed_jobs", 0)), probes=result.probes, wasted_probes=result.wasted_probes,
+        time_scale=tr.time_scale, wall_s=time.perf_counter() - start, slowdown_by_type=by_type,
+        short_response_s=[j.response_s for j, _ in short],
+    )
+
+
+def _run(args: tuple[Plan, str, float, int, str]) -> Row:
+    return run_one(*args)
+
+
+def run_plan(plan: Plan, processes: int = 1, progress: bool = False) -> list[Row]:
+    jobs = [(plan, *r) for r in plan.runs()]
+    rows: list[Row] = []
+    if processes <= 1:
+        for i, job in enumerate(jobs):
+            rows.append(_run(job))
+            if progress:
+                print(f"[{i + 1}/{len(jobs)}] {job[1]} load {job[2]} seed {job[3]} {job[4]}: "
+                      f"short p99 {rows[-1].short['p99']:.1f} s ({rows[-1].wall_s:.0f} s)", file=sys.stderr, flush=True)
+        return rows
+    with ProcessPoolExecutor(max_workers=processes) as pool:
+        return list(pool.map(_run, jobs))
+
+
+def geomean(xs: Sequence[float]) -> float:
+    xs = [x for x in xs if x > 0 and math.isfinite(x)]
+    return float(math.exp(sum(math.log(x) for x in xs) / len(xs))) if xs else math.nan
+
+
+def ratios(rows: Sequence[Row], baseline: str, target: str = "Phoenix", pct: str = "p99") -> list[float]:
+    """baseline p{pct} / target p{pct} of short jobs, per (trace, load, seed)."""
+    by = {(r.trace, r.load, r.seed, r.policy): r for r in rows}
+    out = []
+    for (trace, load, seed, policy), r in by.items():
+        if policy == target and (trace, load, seed, baseline) in by:
+            out.append(by[(trace, load, seed, baseline)].short[pct] / r.short[pct])
+    return out
+
+
+def summary(rows: Sequence[Row]) -> dict[str, Any]:
+    """The headline figures (also written by bench/phoenix.py)."""
+    out: dict[str, Any] = {}
+    for base, key in (("Eagle-C", "eagle_c"), ("Sparrow-C", "sparrow_c"), ("FIFO", "fifo")):
+        for pct in ("p50", "p90", "p99"):
+            r = ratios(rows, base, pct=pct)
+            if r:
+                out[f"{pct}_ratio_vs_{key}"] = geomean(r)
+    r = ratios(rows, "Eagle-C", target="Eagle (no constraints)")
+    if r:
+        out["eagle_c_p99_increase_from_constraints"] = geomean(r)
+    return out
+
+
+def rows_json(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in asdict(r).items() if k != "short_response_s"} for r in rows]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from harvester.sim.phoenix.cli import main as cli_main
+
+    return cli_main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
