@@ -41,17 +41,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from harvester.decisions.placement_nodes import Placer, node_pressure
 from harvester.decisions.placement_view import ClusterView
 from harvester.domain import Resources
 from harvester.models.constraints import Constraint, PlacementConstraint, PlacementKind, Strength
 from harvester.models.queueing import ClassLoad, ServiceMoments, class_waits, crv_ratio
 
 ANY = "*"  # the dimension "any node": unconstrained tasks ask for it
-ALTERNATIVES_SCAN = 64  # nodes looked at beyond the chosen one for alternatives
 
 
 def class_key(constraints: Sequence[Constraint]) -> str:
@@ -238,13 +238,14 @@ class _Classes:
         self.index = {k: i for i, k in enumerate(self.keys)}
         self.masks = np.array([view.table.mask_all(self.constraints[k]) & view.usable for k in self.keys],
                               dtype=bool).reshape(len(self.keys), view.size)
+        self.weights = self.masks.astype(np.float32)  # the queueing model's matrix, converted once
         loads = []
         for k in self.keys:
             rate, r1, r2 = rates[k]
             moments = ServiceMoments(r1 / rate, r2 / rate) if rate > 0 else ServiceMoments(1.0, 1.0)
             loads.append(ClassLoad(rate, moments))
         slots = _slots(view, ctx.tasks)
-        self.waits = class_waits(self.masks, slots, loads, view.busy_fraction) if self.keys else None
+        self.waits = class_waits(self.weights, slots, loads, view.busy_fraction) if self.keys else None
 
     def wait(self, key: str) -> float:
         return float(self.waits.wait_s[self.index[key]]) if self.waits is not None else 0.0
@@ -261,104 +262,6 @@ def _slots(view: ClusterView, tasks: Sequence[TaskAsk]) -> np.ndarray:
     vc = max(1, int(np.median([t.resources.vcores for t in tasks])))
     slots = np.minimum(view.total_mb // mem, view.total_vcores // vc).astype(float)
     return np.where(view.usable, np.maximum(slots, 1.0), 0.0)
-
-
-@dataclass(slots=True)
-class _Walk:
-    """A class's nodes in preference order and how far the fitting prefix has been used up."""
-
-    order: list[int]
-    pointer: int = 0
-
-
-def _pressure(view: ClusterView, dims: dict[str, CrvDimension], asks: dict[str, tuple[Constraint | None, float]]) -> np.ndarray:
-    """Per node: the highest CRV ratio among the constrained dimensions it serves."""
-    out = np.zeros(view.size)
-    for key, dim in dims.items():
-        c = asks[key][0]
-        if c is not None and math.isfinite(dim.ratio) and dim.ratio > 0:
-            np.maximum(out, np.where(view.table.mask(c), dim.ratio, 0.0), out=out)
-    return out
-
-
-class _Placer:
-    """Walks each class's node order, taking resources as tasks are placed (step 5)."""
-
-    def __init__(self, ctx: PlacementContext, pressure: np.ndarray) -> None:
-        v = ctx.view
-        self.ctx, self.view, self.pressure = ctx, v, pressure
-        self.free_mb = v.free_mb.astype(np.int64).tolist()
-        self.free_vc = v.free_vcores.astype(np.int64).tolist()
-        self.walks: dict[tuple[str, str, int, int], _Walk] = {}
-        self.groups: dict[tuple[str, str, PlacementKind], set[int]] = {}
-
-    def walk(self, eff_key: str, full_key: str, eff_mask: np.ndarray, full_mask: np.ndarray, r: Resources) -> _Walk:
-        wk = (eff_key, full_key, r.memory_mb, r.vcores)
-        w = self.walks.get(wk)
-        if w is None:
-            v = self.view
-            ok = eff_mask & (v.total_mb >= r.memory_mb) & (v.total_vcores >= r.vcores)
-            idx = np.flatnonzero(ok)
-            order = np.lexsort((idx, -v.free_vcores[idx], self.pressure[idx], ~full_mask[idx]))
-            w = self.walks[wk] = _Walk(idx[order].tolist())
-        return w
-
-    def _fits(self, n: int, r: Resources) -> bool:
-        return self.free_mb[n] >= r.memory_mb and self.free_vc[n] >= r.vcores
-
-    def _placement_ok(self, n: int, task: TaskAsk, strengths: tuple[Strength, ...]) -> bool:
-        for pc in task.placement:
-            if pc.strength not in strengths:
-                continue
-            codes, _ = self.view.table.codes(pc.scope)
-            code = int(codes[n])
-            used = self.groups.get((pc.group or self.ctx.job_id, pc.scope, pc.kind), set())
-            if code < 0:
-                return False
-            if pc.kind is PlacementKind.AFFINITY and used and code not in used:
-                return False
-            if pc.kind is PlacementKind.ANTI_AFFINITY and code in used:
-                return False
-        return True
-
-    def choose(self, task: TaskAsk, w: _Walk, want: int) -> tuple[list[int], bool]:
-        """Up to `want` nodes for `task`: the first fits now and is taken; (nodes, fits_now)."""
-        r = task.resources
-        order = w.order
-        while w.pointer < len(order) and not self._fits(order[w.pointer], r):
-            w.pointer += 1  # free space only shrinks within a batch: skip it for good
-        if not task.placement:  # fast path: the pointer is the best node that fits
-            chosen = order[w.pointer:w.pointer + 1]
-        else:
-            chosen = self._scan(task, w, (Strength.HARD, Strength.SOFT), fitting=True, limit=1)
-            if not chosen and any(pc.strength is Strength.SOFT for pc in task.placement):
-                chosen = self._scan(task, w, (Strength.HARD,), fitting=True, limit=1)
-        if not chosen:
-            return self._scan(task, w, (Strength.HARD,), fitting=False, limit=want, start=0), False
-        n = chosen[0]
-        self.free_mb[n] -= r.memory_mb
-        self.free_vc[n] -= r.vcores
-        for pc in task.placement:
-            codes, _ = self.view.table.codes(pc.scope)
-            self.groups.setdefault((pc.group or self.ctx.job_id, pc.scope, pc.kind), set()).add(int(codes[n]))
-        more = self._scan(task, w, (Strength.HARD,), fitting=True, limit=want - 1, skip=n, budget=ALTERNATIVES_SCAN)
-        return [n, *more], True
-
-    def _scan(self, task: TaskAsk, w: _Walk, strengths: tuple[Strength, ...], *, fitting: bool, limit: int,
-              skip: int = -1, start: int | None = None, budget: int | None = None) -> list[int]:
-        out: list[int] = []
-        order = w.order
-        i = w.pointer if start is None else start
-        looked = 0
-        while i < len(order) and len(out) < limit and (budget is None or looked < budget):
-            n = order[i]
-            i += 1
-            looked += 1
-            if n == skip or (fitting and not self._fits(n, task.resources)):
-                continue
-            if not task.placement or self._placement_ok(n, task, strengths):
-                out.append(n)
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,8 +306,8 @@ def decide(ctx: PlacementContext) -> PlacementPlan:
     asks = _asks(ctx, batch)
     dims = crv_dimensions(view, asks)
     classes = _Classes(ctx, batch)
-    pressure = _pressure(view, dims, asks)
-    placer = _Placer(ctx, pressure)
+    ratios = {asks[k][0]: d.ratio for k, d in dims.items() if asks[k][0] is not None}
+    placer = Placer(view, ctx.job_id, node_pressure(view, ratios))
 
     signatures: dict[tuple[Constraint, ...], _Signature] = {}
     plans = []
@@ -425,17 +328,19 @@ def decide(ctx: PlacementContext) -> PlacementPlan:
         eff, ratio, supply, wait = ((sig.hard, sig.ratio_hard, sig.supply_hard, sig.wait_hard) if relaxed
                                     else (sig.full, sig.ratio_full, sig.supply_full, sig.wait_full))
         plans.append((sig.buckets_hard if relaxed else sig.buckets_full, d, supply, i, t, sig, eff, relaxed, ratio, why))
-    plans.sort(key=lambda p: (p[0], p[1], p[2], p[3]))  # contention_key, then task index for determinism
+    plans.sort()  # contention_key (buckets, work), supply, then the task's index: unique, so deterministic
 
     placed: list[TaskPlacement] = []
+    want = max(1, s.candidates)
     for _, _, _, _, t, sig, eff, relaxed, ratio, why in plans:
-        w = placer.walk(eff, sig.full, classes.mask(eff), classes.mask(sig.full), t.resources)
-        if not w.order:
+        r = t.resources
+        w = placer.walk(eff, sig.full, classes.mask(eff), classes.mask(sig.full), r)
+        if not w.has(0):
             need = eff if eff != ANY else "any RUNNING node"
             unplaceable.append(Unplaceable(t.task_id, f"{why}no RUNNING node satisfies {need} with at least "
-                                                     f"{t.resources.memory_mb} MB / {t.resources.vcores} vcores in total"))
+                                                     f"{r.memory_mb} MB / {r.vcores} vcores in total"))
             continue
-        nodes, fits = placer.choose(t, w, max(1, s.candidates))
+        nodes, fits = placer.choose(r, t.placement, w, want)
         if not nodes:
             unplaceable.append(Unplaceable(t.task_id, f"{why}placement constraints exclude every node satisfying {eff}"))
             continue

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
@@ -126,6 +126,7 @@ class Constraint:
     op: Op
     values: tuple[str, ...]
     strength: Strength = Strength.HARD
+    key: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.attribute):
@@ -134,15 +135,12 @@ class Constraint:
             raise ConstraintError(f"{self.attribute} {self.op.value}: needs a non-empty value")
         if self.op is not Op.IN and len(self.values) != 1:
             raise ConstraintError(f"{self.attribute} {self.op.value}: takes one value, got {len(self.values)} (use 'in')")
+        # the CRV dimension this constraint asks for (strength is not part of the resource)
+        key = (f"{self.attribute} in {','.join(self.values)}" if self.op is Op.IN
+               else f"{self.attribute}{self.op.value}{self.values[0]}")
+        object.__setattr__(self, "key", key)
         if self.op in _ORDERED and _number(self.values[0]) is None and _version(self.values[0]) is None:
             raise ConstraintError(f"{self.key}: '{self.op.value}' needs a number or a dotted version")
-
-    @property
-    def key(self) -> str:
-        """The CRV dimension this constraint asks for (strength is not part of the resource)."""
-        if self.op is Op.IN:
-            return f"{self.attribute} in {','.join(self.values)}"
-        return f"{self.attribute}{self.op.value}{self.values[0]}"
 
     def matches_value(self, value: AttrValue | None) -> bool:
         if value is None:

@@ -1,4 +1,4 @@
-"""`harvester evaluate phoenix` / `python -m harvester.sim.phoenix.evaluate` (registered by
+"""`harvester evaluate phoenix` / `python -m harvester.sim.phoenix.cli` (registered by
 harvester/sim/cli.py). Only argparse here: the simulator is imported when the command runs.
 
 Exit status: 0 ok, 1 runtime failure, 2 bad arguments or traces (one line).
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harvester.sim.phoenix.evaluate", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m harvester.sim.phoenix.cli", description=__doc__.splitlines()[0])
     add_arguments(p)
     return p
 
@@ -112,3 +112,7 @@ def run_command(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     return run_command(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,8 +1,7 @@
 """The Phoenix evaluation (docs/evaluation/phoenix.md): short-job response times of FIFO,
 Sparrow-C, Eagle-C and Phoenix on the Yahoo sub-traces with Table II constraints.
 
-`harvester evaluate phoenix` (harvester/sim/phoenix/cli.py) or
-`python -m harvester.sim.phoenix.evaluate` runs the plan: every trace x load x seed x policy
+`harvester evaluate phoenix` (or `python -m harvester.sim.phoenix.cli`) runs the plan: every trace x load x seed x policy
 on `workers` one-slot workers. A seed fixes the worker attributes, the synthesized
 constraints, the short partition and the probes; every policy of a (trace, load, seed) sees
 the same ones. Results: per run the p50/p90/p99 response time of short jobs (all, constrained,
@@ -178,13 +177,3 @@ def summary(rows: Sequence[Row]) -> dict[str, Any]:
 
 def rows_json(rows: Sequence[Row]) -> list[dict[str, Any]]:
     return [{k: v for k, v in asdict(r).items() if k != "short_response_s"} for r in rows]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from harvester.sim.phoenix.cli import main as cli_main
-
-    return cli_main(argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,135 @@
+"""The Phoenix short-job simulator's core on hand-checked schedules (late binding, SRPT,
+sticky batch probing, FIFO, relaxation slowdowns) — tiny clusters, exact times."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harvester.models.constraints import NodeTable, Strength, parse_constraint
+from harvester.sim.phoenix.cluster import Workers, synthesize_workers
+from harvester.sim.phoenix.engine import PROBE, Simulation, slowdowns
+from harvester.sim.phoenix.policies import EagleC, FifoC, PhoenixC, SparrowC
+from harvester.sim.phoenix.synthesis import JobConstraints
+from harvester.sim.phoenix.workload import Trace, TraceJob
+
+RTT = 0.0
+
+
+def workers(*attrs: dict) -> Workers:
+    full = [{"rack": f"/r{i}", **a} for i, a in enumerate(attrs)]
+    return Workers(NodeTable([f"w{i}" for i in range(len(full))], full), np.arange(len(full)), tuple(full))
+
+
+def trace(*jobs: tuple[float, list[float], bool]) -> Trace:
+    return Trace("t", tuple(TraceJob(f"j{i}", a, np.array(d, dtype=float), long) for i, (a, d, long) in enumerate(jobs)), 1.0)
+
+
+def responses(sim: Simulation) -> list[float]:
+    return [round(j.response_s, 6) for j in sim.run().jobs]
+
+
+def test_fifo_serves_jobs_in_arrival_order_on_any_free_worker() -> None:
+    # 1 worker; j0 (two 10 s tasks) at 0, j1 (one 1 s task) at 1: FIFO runs j0 first.
+    sim = Simulation(trace((0.0, [10, 10], False), (1.0, [1], False)), workers({}), [JobConstraints()] * 2, FifoC(),
+                     seed=0, rtt_s=RTT)
+    assert responses(sim) == [20.0, 20.0]
+
+
+def test_fifo_skips_a_job_the_free_worker_cannot_serve() -> None:
+    # w0 is arm, w1 x86. j0 needs arm (two 10 s tasks), j1 any (one 5 s task): j1 runs on w1 at once.
+    arm = JobConstraints((parse_constraint("isa=aarch64"),), types=("Architecture (ISA)",))
+    sim = Simulation(trace((0.0, [10, 10], False), (0.0, [5], False)), workers({"isa": "aarch64"}, {"isa": "x86_64"}),
+                     [arm, JobConstraints()], FifoC(), seed=0, rtt_s=RTT)
+    assert responses(sim) == [20.0, 5.0]
+
+
+def test_late_binding_a_probe_reached_after_the_job_is_done_is_wasted_and_costs_a_round_trip() -> None:
+    # Sparrow-C, 2 workers, one job of 1 task: 2 probes; the second finds nothing left.
+    sim = Simulation(trace((0.0, [4], False)), workers({}, {}), [JobConstraints()], SparrowC(), seed=0, rtt_s=0.5)
+    result = sim.run()
+    assert result.probes == 2 and result.wasted_probes == 1
+    assert result.jobs[0].response_s == pytest.approx(4.5), "one round trip before the task starts"
+
+
+def test_srpt_serves_the_job_with_least_remaining_work_first() -> None:
+    # One worker busy with j0 (10 s) when j1 (two 5 s tasks, remaining 10 s) and j2 (one 1 s task)
+    # queue probes; SRPT serves j2 before j1 although j1 came first.
+    sim = Simulation(trace((0.0, [10], False), (1.0, [5, 5], False), (2.0, [1], False)), workers({}),
+                     [JobConstraints()] * 3, EagleC(), seed=0, rtt_s=RTT)
+    assert responses(sim) == [10.0, 20.0, 9.0]
+
+
+def test_fifo_worker_queues_of_sparrow_keep_arrival_order() -> None:
+    sim = Simulation(trace((0.0, [10], False), (1.0, [5, 5], False), (2.0, [1], False)), workers({}),
+                     [JobConstraints()] * 3, SparrowC(), seed=0, rtt_s=RTT)
+    assert responses(sim) == [10.0, 19.0, 19.0]
+
+
+def test_starvation_bound_serves_an_entry_bypassed_too_often() -> None:
+    # bound 1: after j1 has been bypassed once (by j2), it is served before the shorter j3.
+    jobs = trace((0.0, [10], False), (1.0, [5, 5, 5], False), (2.0, [1], False), (3.0, [1], False))
+    sim = Simulation(jobs, workers({}), [JobConstraints()] * 4, EagleC(starvation=1), seed=0, rtt_s=RTT)
+    r = responses(sim)
+    # t=10: j2 (1 s) bypasses j1's probes once; t=11: j1 reached the bound and runs (sticky: all three
+    # tasks, until 26) before the shorter j3 (26-27)
+    assert r == [10.0, 25.0, 9.0, 24.0]
+    unbounded = responses(Simulation(jobs, workers({}), [JobConstraints()] * 4, EagleC(), seed=0, rtt_s=RTT))
+    assert unbounded == [10.0, 26.0, 9.0, 9.0], "without the bound j3 goes first too"
+
+
+def test_sticky_batch_probing_keeps_a_worker_on_its_job() -> None:
+    # Eagle-C, 1 worker, j0 with three 2 s tasks: 2x3 probes on the one worker; after each task the
+    # worker takes the job's next task itself, so the later probes all find nothing left.
+    sim = Simulation(trace((0.0, [2, 2, 2], False)), workers({}), [JobConstraints()], EagleC(), seed=0, rtt_s=RTT)
+    result = sim.run()
+    assert result.jobs[0].response_s == 6.0 and result.wasted_probes == 5
+
+
+def test_long_jobs_are_bound_early_to_the_least_loaded_general_workers() -> None:
+    ws = workers({}, {}, {})
+    sim = Simulation(trace((0.0, [100, 100, 100, 100], True)), ws, [JobConstraints()], EagleC(), seed=0, rtt_s=RTT,
+                     short_partition=0.34)
+    result = sim.run()
+    assert int(sim.short_only.sum()) == 1
+    assert result.jobs[0].response_s == 200.0, "4 tasks over the 2 general workers: two waves"
+
+
+def test_relaxed_soft_constraints_slow_tasks_by_the_clock_and_nic_model() -> None:
+    ws = workers({"clock_ghz": "2.0", "nic_gbps": "10"}, {"clock_ghz": "4.0", "nic_gbps": "100"}, {"nic_gbps": "10"})
+    soft = (parse_constraint("clock_ghz>=4", Strength.SOFT), parse_constraint("nic_gbps>=100", Strength.SOFT))
+    # w0: clock 4/2 = 2x, NIC 0.8 + 0.2·100/10 = 2.8x -> 5.6x; w1 meets both; w2 has no clock: NIC only
+    assert slowdowns(soft, ws).tolist() == pytest.approx([5.6, 1.0, 2.8])
+
+
+def test_a_job_no_worker_can_run_is_refused() -> None:
+    spec = JobConstraints((parse_constraint("gpu=1"),), types=("x",))
+    with pytest.raises(ValueError, match="no worker satisfies gpu=1"):
+        Simulation(trace((0.0, [1], False)), workers({}), [spec], EagleC(), seed=0)
+
+
+def test_phoenix_relaxes_a_soft_constraint_whose_workers_hold_long_work() -> None:
+    # w0 (fast) is held by a long job; a short job that prefers fast clocks arrives: its full class
+    # has no worker free of long work (M/G/1 wait infinite), the hard-only class has w1 -> relaxed.
+    ws = workers({"clock_ghz": "3.0"}, {"clock_ghz": "2.0"})
+    fast = JobConstraints((parse_constraint("clock_ghz>=3", Strength.SOFT),), types=("CPU Clock Speed",))
+    long_on_fast = JobConstraints((parse_constraint("clock_ghz>=3"),), types=("CPU Clock Speed",))
+    policy = PhoenixC(tick_s=1.0)
+    sim = Simulation(trace((0.0, [1000], True), (5.0, [10], False)), ws, [long_on_fast, fast], policy, seed=0, rtt_s=RTT)
+    result = sim.run()
+    assert policy.relaxed_jobs == 1 and result.jobs[1].relaxed
+    assert result.jobs[1].response_s == pytest.approx(15.0), "10 s at 3.0 GHz wanted, run at 2.0 GHz: 15 s"
+    eagle = Simulation(trace((0.0, [1000], True), (5.0, [10], False)), ws, [long_on_fast, fast], EagleC(), seed=0,
+                       rtt_s=RTT).run()
+    assert eagle.jobs[1].response_s == pytest.approx(1005.0), "Eagle-C waits behind the long task"
+
+
+def test_phoenix_reorders_a_contended_class_ahead_of_plain_srpt() -> None:
+    policy = PhoenixC()
+    policy.buckets = {0: (0, 0), 1: (-2, -1)}
+    ws = synthesize_workers(4, seed=0)
+    sim = Simulation(trace((0.0, [1], False), (0.0, [1, 1, 1], False)), ws, [JobConstraints()] * 2, policy, seed=0)
+    sim.jobs[1].cls = 1
+    q = [[0, PROBE, 0], [1, PROBE, 0]]
+    assert policy.pick(sim, 0, q) == 1 and q[0][2] == 1, "the contended class first; the other is counted bypassed"
+    assert EagleC().pick(sim, 0, [[0, PROBE, 0], [1, PROBE, 0]]) == 0, "Eagle: SRPT"
