@@ -1,8 +1,8 @@
 """Constraint-aware ordering and placement of a batch of tasks (Phoenix, paper 003) — pure.
 
 `decide(ctx) -> PlacementPlan` orders a batch of constrained task requests and places each
-on a node of the current cluster view (decisions/placement_view.py). Steps, with the paper's
-mechanisms:
+on a node of the current cluster view (decisions/placement_view.py); `order(ctx)` is steps 1-4
+alone (vectorized over tasks). Steps, with the paper's mechanisms:
 
 1. **CRV** (§I, contribution 1): for every constraint dimension asked for (e.g. `cores>=16`,
    and `*` = any node), demand = tasks asking for it (this batch plus the recent demand
@@ -21,7 +21,7 @@ mechanisms:
    wait in units of the class's service time, then CRV ratio), shortest work first within a
    bucket (Eagle's SRPT, which Phoenix extends). Placing the scarcest tasks first keeps flexible tasks from taking the only nodes
    a constrained task can use (most-constrained-first greedy).
-5. **Placement**: each task takes the best node that satisfies its effective constraints,
+5. **Placement** (decisions/placement_nodes.py): each task takes the best node that satisfies its effective constraints,
    its placement constraints (rack affinity / anti-affinity of its group) and has the free
    memory and vcores; the resources are taken from that node for the rest of the batch, so a
    node is never promised more than it has free. Nodes rank by: satisfies the task's soft
@@ -41,14 +41,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from harvester.decisions.placement_nodes import Placer, node_pressure
 from harvester.decisions.placement_view import ClusterView
 from harvester.domain import Resources
-from harvester.models.constraints import Constraint, PlacementConstraint, PlacementKind, Strength
+from harvester.models.constraints import Constraint, PlacementConstraint, Strength
 from harvester.models.queueing import ClassLoad, ServiceMoments, class_waits, crv_ratio
 
 ANY = "*"  # the dimension "any node": unconstrained tasks ask for it
@@ -111,15 +112,16 @@ class PlacementStrategy:
     window_s: float = 300.0
 
 
-def should_relax(wait_full_s: float, wait_hard_s: float, duration_s: float, s: PlacementStrategy, *,
-                 any_node: bool = True, slowdown: float = 1.0) -> bool:
+def should_relax(wait_full_s: Any, wait_hard_s: Any, duration_s: Any, s: PlacementStrategy, *,
+                 any_node: Any = True, slowdown: Any = 1.0) -> Any:
     """Admission control (paper 003 §I, contribution 2): relax a task's soft constraints when its
     full class waits longer than max(max_wait_s, max_wait_factor × duration) and running it
     elsewhere — hard-only wait plus the extra run time of a slower node, duration × (slowdown − 1)
-    — is sooner; or when no node satisfies the full class at all."""
-    if wait_full_s <= max(s.max_wait_s, s.max_wait_factor * duration_s):
-        return False
-    return not any_node or wait_hard_s + duration_s * (slowdown - 1.0) < wait_full_s
+    — is sooner; or when no node satisfies the full class at all. Scalars or numpy arrays."""
+    with np.errstate(invalid="ignore"):
+        over = np.asarray(wait_full_s) > np.maximum(s.max_wait_s, s.max_wait_factor * np.asarray(duration_s))
+        sooner = np.asarray(wait_hard_s) + np.asarray(duration_s) * (np.asarray(slowdown) - 1.0) < wait_full_s
+    return over & (sooner | ~np.asarray(any_node, dtype=bool))
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,22 +238,28 @@ class _Classes:
                 load(tuple(c for c in cs if c.strength is Strength.HARD), 0.0, moments)  # "what if relaxed?"
         self.keys = list(self.constraints)
         self.index = {k: i for i, k in enumerate(self.keys)}
-        self.masks = np.array([view.table.mask_all(self.constraints[k]) & view.usable for k in self.keys],
-                              dtype=bool).reshape(len(self.keys), view.size)
-        self.weights = self.masks.astype(np.float32)  # the queueing model's matrix, converted once
+        self._view = view
+        self._masks: dict[str, np.ndarray] = {}
+        weights = np.empty((len(self.keys), view.size), dtype=np.float32)  # the queueing model's matrix
+        for i, k in enumerate(self.keys):
+            weights[i] = self.mask(k)
         loads = []
         for k in self.keys:
             rate, r1, r2 = rates[k]
             moments = ServiceMoments(r1 / rate, r2 / rate) if rate > 0 else ServiceMoments(1.0, 1.0)
             loads.append(ClassLoad(rate, moments))
         slots = _slots(view, ctx.tasks)
-        self.waits = class_waits(self.weights, slots, loads, view.busy_fraction) if self.keys else None
+        self.waits = class_waits(weights, slots, loads, view.busy_fraction) if self.keys else None
 
     def wait(self, key: str) -> float:
         return float(self.waits.wait_s[self.index[key]]) if self.waits is not None else 0.0
 
     def mask(self, key: str) -> np.ndarray:
-        return self.masks[self.index[key]]
+        """RUNNING nodes satisfying every constraint of the class (cached)."""
+        m = self._masks.get(key)
+        if m is None:
+            m = self._masks[key] = self._view.table.mask_all(self.constraints[key]) & self._view.usable
+        return m
 
 
 def _slots(view: ClusterView, tasks: Sequence[TaskAsk]) -> np.ndarray:
@@ -277,9 +285,15 @@ class _Signature:
     supply_hard: float
     wait_full: float
     wait_hard: float
-    buckets_full: tuple[int, int]
-    buckets_hard: tuple[int, int]
+    bucket_wait_full: int
+    bucket_ratio_full: int
+    bucket_wait_hard: int
+    bucket_ratio_hard: int
     any_node_full: bool
+
+    @property
+    def has_soft(self) -> bool:
+        return bool(self.soft)
 
     @staticmethod
     def of(cs: tuple[Constraint, ...], classes: _Classes, dims: dict[str, CrvDimension], service_s: float) -> _Signature:
@@ -295,46 +309,79 @@ class _Signature:
         full, hkey = class_key(cs), class_key(hard)
         wf = classes.wait(full)
         wh = classes.wait(hkey) if soft else wf
-        return _Signature(full, hkey, soft, rf, rh, sf, sh, wf, wh, contention_buckets(wf, service_s, rf),
-                          contention_buckets(wh, service_s, rh), bool(classes.mask(full).any()))
+        return _Signature(full, hkey, soft, rf, rh, sf, sh, wf, wh, *contention_buckets(wf, service_s, rf),
+                          *contention_buckets(wh, service_s, rh), bool(classes.mask(full).any()))
 
 
-def decide(ctx: PlacementContext) -> PlacementPlan:
-    """Order and place `ctx.tasks` (module docstring); deterministic for a given context."""
+@dataclass(frozen=True, slots=True, eq=False)
+class Ordering:
+    """Steps 1-4 for a batch: its CRV, classes, and the tasks in placement order."""
+
+    dims: dict[str, CrvDimension]
+    asks: dict[str, tuple[Constraint | None, float]]
+    classes: _Classes
+    order: list[int]                 # task indices, most contended first
+    signatures: list[_Signature]     # per task
+    relaxed: list[bool]              # per task: admission control relaxed its soft constraints
+    durations: list[float]           # per task (the default where a task gave none)
+
+
+def order(ctx: PlacementContext) -> Ordering:
+    """CRV, M/G/1 per class, admission control and the `contention_key` order of `ctx.tasks`,
+    vectorized over tasks (one Python step per task: finding its signature)."""
     s, view = ctx.strategy, ctx.view
     batch = _batch(ctx)
     asks = _asks(ctx, batch)
     dims = crv_dimensions(view, asks)
     classes = _Classes(ctx, batch)
-    ratios = {asks[k][0]: d.ratio for k, d in dims.items() if asks[k][0] is not None}
+    index: dict[tuple[Constraint, ...], int] = {}
+    sigs: list[_Signature] = []
+    for cs, (n, s1, _) in batch.items():
+        index[cs] = len(sigs)
+        sigs.append(_Signature.of(cs, classes, dims, s1 / n))
+    of = np.fromiter((index[t.constraints] for t in ctx.tasks), dtype=np.int64, count=len(ctx.tasks))
+    d = np.fromiter((_duration(t, s) for t in ctx.tasks), dtype=float, count=len(ctx.tasks))
+
+    def per_sig(attr: str) -> np.ndarray:
+        return np.array([getattr(g, attr) for g in sigs], dtype=float)[of] if sigs else np.zeros(0)
+
+    w_full, w_hard = per_sig("wait_full"), per_sig("wait_hard")
+    can = per_sig("has_soft") > 0
+    relaxed = can & should_relax(w_full, w_hard, d, s, any_node=per_sig("any_node_full") > 0)
+    b1 = np.where(relaxed, per_sig("bucket_wait_hard"), per_sig("bucket_wait_full"))
+    b2 = np.where(relaxed, per_sig("bucket_ratio_hard"), per_sig("bucket_ratio_full"))
+    supply = np.where(relaxed, per_sig("supply_hard"), per_sig("supply_full"))
+    ordered = np.lexsort((np.arange(len(ctx.tasks)), supply, d, b2, b1)).tolist()
+    return Ordering(dims, asks, classes, ordered, [sigs[k] for k in of.tolist()], relaxed.tolist(), d.tolist())
+
+
+def decide(ctx: PlacementContext) -> PlacementPlan:
+    """Order and place `ctx.tasks` (module docstring); deterministic for a given context."""
+    s, view = ctx.strategy, ctx.view
+    o = order(ctx)
+    classes = o.classes
+    ratios = {o.asks[k][0]: d.ratio for k, d in o.dims.items() if o.asks[k][0] is not None}
     placer = Placer(view, ctx.job_id, node_pressure(view, ratios))
-
-    signatures: dict[tuple[Constraint, ...], _Signature] = {}
-    plans = []
-    unplaceable: list[Unplaceable] = []
-    for i, t in enumerate(ctx.tasks):
-        sig = signatures.get(t.constraints)
-        if sig is None:
-            n, s1, _ = batch[t.constraints]
-            sig = signatures[t.constraints] = _Signature.of(t.constraints, classes, dims, s1 / n)
-        d = _duration(t, s)
-        relaxed: tuple[str, ...] = ()
-        why = ""
-        bound = max(s.max_wait_s, s.max_wait_factor * d)
-        if sig.soft and should_relax(sig.wait_full, sig.wait_hard, d, s, any_node=sig.any_node_full):
-            relaxed = sig.soft
-            why = (f"relaxed soft {', '.join(relaxed)}: M/G/1 wait {sig.wait_full:.3g} s > bound max({s.max_wait_s:g}, "
-                   f"{s.max_wait_factor:g}×{d:.3g}) = {bound:.3g} s, hard-only waits {sig.wait_hard:.3g} s; ")
-        eff, ratio, supply, wait = ((sig.hard, sig.ratio_hard, sig.supply_hard, sig.wait_hard) if relaxed
-                                    else (sig.full, sig.ratio_full, sig.supply_full, sig.wait_full))
-        plans.append((sig.buckets_hard if relaxed else sig.buckets_full, d, supply, i, t, sig, eff, relaxed, ratio, why))
-    plans.sort()  # contention_key (buckets, work), supply, then the task's index: unique, so deterministic
-
     placed: list[TaskPlacement] = []
+    unplaceable: list[Unplaceable] = []
     want = max(1, s.candidates)
-    for _, _, _, _, t, sig, eff, relaxed, ratio, why in plans:
+    for i in o.order:
+        t, sig = ctx.tasks[i], o.signatures[i]
         r = t.resources
+        relaxed: tuple[str, ...] = sig.soft if o.relaxed[i] else ()
+        eff, ratio = (sig.hard, sig.ratio_hard) if relaxed else (sig.full, sig.ratio_full)
+        why = ""
+        if relaxed:
+            d = o.durations[i]
+            why = (f"relaxed soft {', '.join(relaxed)}: M/G/1 wait {sig.wait_full:.3g} s > bound max({s.max_wait_s:g}, "
+                   f"{s.max_wait_factor:g}×{d:.3g}) = {max(s.max_wait_s, s.max_wait_factor * d):.3g} s, "
+                   f"hard-only waits {sig.wait_hard:.3g} s; ")
         w = placer.walk(eff, sig.full, classes.mask(eff), classes.mask(sig.full), r)
+        if not w.has(0) and sig.soft and not relaxed:  # a soft constraint never makes a task unplaceable
+            relaxed, eff, ratio = sig.soft, sig.hard, sig.ratio_hard
+            why = (f"relaxed soft {', '.join(relaxed)}: no RUNNING node satisfying them has {r.memory_mb} MB / "
+                   f"{r.vcores} vcores in total; ")
+            w = placer.walk(eff, sig.full, classes.mask(eff), classes.mask(sig.full), r)
         if not w.has(0):
             need = eff if eff != ANY else "any RUNNING node"
             unplaceable.append(Unplaceable(t.task_id, f"{why}no RUNNING node satisfies {need} with at least "
@@ -348,15 +395,11 @@ def decide(ctx: PlacementContext) -> PlacementPlan:
         unsatisfied = tuple(sorted(c.key for c in t.soft if not view.table.mask(c)[nodes[0]])) if relaxed else ()
         wait = 0.0 if fits else classes.wait(eff)
         where = (f"placed on {ids[0]} (free after: {placer.free_mb[nodes[0]]} MB / {placer.free_vc[nodes[0]]} vcores)"
-                 if fits else f"queued: no satisfying node has {t.resources.memory_mb} MB / {t.resources.vcores} vcores "
+                 if fits else f"queued: no satisfying node has {r.memory_mb} MB / {r.vcores} vcores "
                               f"free; M/G/1 wait of {eff} = {wait:.3g} s")
-        placed.append(TaskPlacement(
-            t.task_id, ids, fits, wait, ratio, relaxed, unsatisfied,
-            f"{why}CRV ratio {ratio:.3g} (tightest of {eff}); {where}",
-        ))
-    return PlacementPlan(tuple(placed), tuple(unplaceable), tuple(dims.values()))
-
-
+        placed.append(TaskPlacement(t.task_id, ids, fits, wait, ratio, relaxed, unsatisfied,
+                                    f"{why}CRV ratio {ratio:.3g} (tightest of {eff}); {where}"))
+    return PlacementPlan(tuple(placed), tuple(unplaceable), tuple(o.dims.values()))
 
 
 @dataclass(frozen=True, slots=True)

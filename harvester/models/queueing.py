@@ -112,7 +112,7 @@ def node_loads(masks: np.ndarray, slots_per_node: np.ndarray, loads: Sequence[Cl
     if len(loads) != k or np.shape(slots_per_node) != (n,):
         raise ValueError("one load per class and one slot count per node")
     slots = np.asarray(slots_per_node, dtype=np.float64)
-    s_k = (m @ slots.astype(m.dtype)).astype(np.float64)
+    s_k = _rows(m, slots[None, :])[0]
     rate = np.array([x.rate_per_s for x in loads], dtype=float)
     mean = np.array([x.moments.mean_s for x in loads], dtype=float)
     m2 = np.array([x.moments.second_moment_s2 for x in loads], dtype=float)
@@ -120,8 +120,7 @@ def node_loads(masks: np.ndarray, slots_per_node: np.ndarray, loads: Sequence[Cl
         per_slot_rho = np.where(s_k > 0, rate * mean / s_k, 0.0)
         per_slot_m2 = np.where(s_k > 0, rate * m2 / s_k, 0.0)
     has_slot = slots > 0
-    rho_n = (per_slot_rho.astype(m.dtype) @ m) * has_slot if k else np.zeros(n)
-    lam2_n = (per_slot_m2.astype(m.dtype) @ m) * has_slot if k else np.zeros(n)
+    rho_n, lam2_n = (_columns(np.stack([per_slot_rho, per_slot_m2]), m) * has_slot) if k else np.zeros((2, n))
     if observed_utilization is not None:
         rho_n = np.maximum(rho_n, np.clip(np.asarray(observed_utilization, dtype=float), 0.0, 1.0))
     return NodeLoads(slots, rho_n, lam2_n)
@@ -131,14 +130,24 @@ def waits_over(masks: np.ndarray, loaded: NodeLoads) -> ClassWaits:
     """M/G/1 wait of each class (row of `masks`) on nodes loaded as `loaded`; a row may be a class
     that only asks "how long would I wait?" (it need not be among the classes that loaded them)."""
     m = _matrix(masks)
-    dot = lambda v: (m @ np.asarray(v, dtype=m.dtype)).astype(np.float64)  # noqa: E731 (no K×N upcast)
-    s_k = dot(loaded.slots)
+    s_k, rho_sum, lam2_sum = _rows(m, np.stack([loaded.slots, loaded.slots * loaded.rho, loaded.slots * loaded.lambda_m2]))
     with np.errstate(divide="ignore", invalid="ignore"):
-        rho_k = np.where(s_k > 0, dot(loaded.slots * loaded.rho) / s_k, 0.0)
-        lam2_k = np.where(s_k > 0, dot(loaded.slots * loaded.lambda_m2) / s_k, 0.0)
+        rho_k = np.where(s_k > 0, rho_sum / s_k, 0.0)
+        lam2_k = np.where(s_k > 0, lam2_sum / s_k, 0.0)
         wait = np.where(rho_k < 1.0, lam2_k / (2.0 * (1.0 - rho_k)), np.inf)
     wait = np.where(s_k == 0, np.inf, wait)  # nowhere to run: never starts
     return ClassWaits(slots=s_k, utilization=rho_k, wait_s=wait)
+
+
+def _rows(m: np.ndarray, vs: np.ndarray) -> np.ndarray:
+    """m @ v for every row v of `vs` (J×N -> J×K) in one pass over m, without upcasting m, on
+    numpy's own loop: BLAS threads only slow these small products down on a busy host."""
+    return np.einsum("kn,jn->jk", m, np.asarray(vs, dtype=m.dtype)).astype(np.float64)
+
+
+def _columns(cs: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """c @ m for every row c of `cs` (J×K -> J×N), as `_rows`."""
+    return np.einsum("jk,kn->jn", np.asarray(cs, dtype=m.dtype), m).astype(np.float64)
 
 
 def _matrix(masks: np.ndarray) -> np.ndarray:

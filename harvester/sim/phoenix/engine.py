@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from harvester.decisions.constrained_placement import class_key
 from harvester.models.constraints import Constraint, Strength
 from harvester.sim.phoenix.cluster import Workers
 from harvester.sim.phoenix.synthesis import JobConstraints
@@ -167,7 +167,7 @@ class Simulation:
     # --- classes ---------------------------------------------------------------------------
 
     def class_of(self, constraints: tuple[Constraint, ...]) -> int:
-        key = "; ".join(sorted(c.key for c in constraints)) or "*"
+        key = class_key(constraints)
         idx = self._class_index.get(key)
         if idx is None:
             idx = self._class_index[key] = len(self.classes)
@@ -249,12 +249,6 @@ class Simulation:
         self._serve(w)
 
     def run(self) -> RunResult:
-        # The queueing model's matrix-vector products are small: BLAS threads only add overhead
-        # (tens of times slower on a busy machine), so a run uses one.
-        with threadpool_limits(limits=1):
-            return self._run()
-
-    def _run(self) -> RunResult:
         for job in self.jobs:
             self._push(job.arrival, _ARRIVE, job.idx)
         if self.policy.tick_s:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from harvester.models.constraints import Strength
 from harvester.sim.phoenix.cluster import synthesize_workers
 from harvester.sim.phoenix.engine import Simulation
 from harvester.sim.phoenix.policies import EagleC, FifoC, PhoenixC, SparrowC
@@ -82,6 +83,7 @@ class Row:
     time_scale: float
     wall_s: float
     slowdown_by_type: dict[str, float] = field(default_factory=dict)
+    tail: dict[str, float] = field(default_factory=dict)
     short_response_s: list[float] = field(default_factory=list, repr=False)
 
 
@@ -108,8 +110,10 @@ def run_one(plan: Plan, trace: str, load: float, seed: int, policy: str) -> Row:
     factory, constrained = POLICIES[policy]
     tr, workers, specs = _inputs(plan, trace, load, seed, constrained)
     pol = factory()
-    result = Simulation(tr, workers, specs, pol, seed=seed, rtt_s=plan.rtt_s, short_partition=plan.short_partition).run()
+    sim = Simulation(tr, workers, specs, pol, seed=seed, rtt_s=plan.rtt_s, short_partition=plan.short_partition)
+    result = sim.run()
     short = [(j, s) for j, s in zip(result.jobs, specs) if not j.long]
+    supply = [int(np.count_nonzero(sim.classes[job.full_cls].mask)) for job, r in zip(sim.jobs, result.jobs) if not r.long]
     base = [j.response_s for j, s in short if not s.constrained]
     by_type = {}
     for t in TABLE_II:
@@ -124,8 +128,23 @@ def run_one(plan: Plan, trace: str, load: float, seed: int, policy: str) -> Row:
         long=_pct([j.response_s for j in result.jobs if j.long]),
         relaxed_jobs=int(getattr(pol, "relaxed_jobs", 0)), probes=result.probes, wasted_probes=result.wasted_probes,
         time_scale=tr.time_scale, wall_s=time.perf_counter() - start, slowdown_by_type=by_type,
+        tail=_tail(short, supply),
         short_response_s=[j.response_s for j, _ in short],
     )
+
+
+def _tail(short: list, supply: list[int]) -> dict[str, float]:
+    """Who the slowest 1% of short jobs are: shares with hard / only soft / no constraints, and the
+    median number of workers satisfying all their constraints."""
+    if not short:
+        return {}
+    cut = float(np.percentile([j.response_s for j, _ in short], 99))
+    tail = [(s, n) for (j, s), n in zip(short, supply) if j.response_s >= cut]
+    hard = sum(any(c.strength is Strength.HARD for c in s.constraints) for s, _ in tail)
+    soft = sum(bool(s.constraints) and all(c.strength is Strength.SOFT for c in s.constraints) for s, _ in tail)
+    return {"jobs": float(len(tail)), "hard_share": hard / len(tail), "soft_only_share": soft / len(tail),
+            "unconstrained_share": (len(tail) - hard - soft) / len(tail),
+            "median_workers_satisfying": float(np.median([n for _, n in tail]))}
 
 
 def _run(args: tuple[Plan, str, float, int, str]) -> Row:

@@ -64,11 +64,25 @@ def sample_workers(sim: Simulation, candidates: np.ndarray, k: int, spread: bool
     return np.concatenate([perm, sim.rng.choice(candidates, size=k - perm.size, replace=True)])
 
 
-class FifoC:
-    name = "FIFO"
+class _Defaults:
+    """What a policy does where it has nothing to add: FIFO worker queues, no pull, no tick."""
+
     short_partition = False
     sticky = False
-    tick_s = None
+    tick_s: float | None = None
+
+    def pick(self, sim: Simulation, w: int, queue: list[list]) -> int:
+        return 0
+
+    def pull(self, sim: Simulation, w: int) -> Job | None:
+        return None
+
+    def tick(self, sim: Simulation) -> None:
+        return None
+
+
+class FifoC(_Defaults):
+    name = "FIFO"
 
     def __init__(self) -> None:
         self.waiting: dict[int, deque[Job]] = {}
@@ -90,39 +104,20 @@ class FifoC:
                 best = dq[0]
         return best
 
-    def pick(self, sim: Simulation, w: int, queue: list[list]) -> int:
-        return 0
 
-    def tick(self, sim: Simulation) -> None:
-        return None
-
-
-class SparrowC:
+class SparrowC(_Defaults):
     name = "Sparrow-C"
-    short_partition = False
-    sticky = False
-    tick_s = None
 
     def submit(self, sim: Simulation, job: Job) -> None:
         cands = np.flatnonzero(sim.classes[job.cls].mask)
         for w in sample_workers(sim, cands, PROBE_RATIO * job.unbound, job.spec.spread).tolist():
             sim.enqueue(w, job, PROBE)
 
-    def pick(self, sim: Simulation, w: int, queue: list[list]) -> int:
-        return 0
 
-    def pull(self, sim: Simulation, w: int) -> Job | None:
-        return None
-
-    def tick(self, sim: Simulation) -> None:
-        return None
-
-
-class EagleC:
+class EagleC(_Defaults):
     name = "Eagle-C"
     short_partition = True
     sticky = True
-    tick_s: float | None = None
 
     def __init__(self, starvation: int = 10) -> None:
         self.starvation = starvation
@@ -181,12 +176,6 @@ class EagleC:
         for e in queue[:best_i]:
             e[2] += 1
         return best_i
-
-    def pull(self, sim: Simulation, w: int) -> Job | None:
-        return None
-
-    def tick(self, sim: Simulation) -> None:
-        return None
 
 
 class PhoenixC(EagleC):
