@@ -191,9 +191,9 @@ class ConstrainedPlacementServicer(pb_grpc.ConstrainedPlacementServicer):
             now = self._clock.now()
             start = time.perf_counter()
             plan = decide(PlacementContext(now, request.job_id, view, tasks, strategy, self.window.recent(now)))
-            self._metrics.record_decision("constrained_placement", time.perf_counter() - start)
+            seconds = time.perf_counter() - start
             self.window.record(now, tasks, strategy.default_duration_s)
-        self._metrics.record_placements(_outcomes(plan))
+        self._metrics.record_placements(_outcomes(plan), seconds)
         return _response(plan, view)
 
     def GetConstraintResourceVector(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802

@@ -161,6 +161,11 @@ class Metrics:
             "Tasks answered by ConstrainedPlacement.PlaceTasks, by outcome (placed = fits now, queued, relaxed = "
             "soft constraints relaxed by admission control, unplaceable).", ["outcome"], registry=r,
         )
+        self.placement_seconds = Histogram(
+            "harvester_placement_decision_duration_seconds",
+            "Wall time of one PlaceTasks decision (CRV, M/G/1, admission control, ordering, placement).",
+            buckets=_FAST_BUCKETS, registry=r,
+        )
 
     # --- record helpers -------------------------------------------------------------------
 
@@ -256,7 +261,8 @@ class Metrics:
         for job_type, n in advised.items():
             self.node_ordering_advised.labels(job_type).set(n)
 
-    def record_placements(self, by_outcome: Mapping[str, int]) -> None:
+    def record_placements(self, by_outcome: Mapping[str, int], seconds: float) -> None:
+        self.placement_seconds.observe(seconds)
         for outcome, n in by_outcome.items():
             if n:
                 self.placement_tasks.labels(outcome).inc(n)

@@ -118,6 +118,7 @@ def test_places_a_batch_with_attributes_from_config_and_labels(served) -> None:
     assert resp.snapshot_time.seconds == int(T0)
     assert metrics.registry.get_sample_value("harvester_placement_tasks_total", {"outcome": "placed"}) == 5
     assert metrics.registry.get_sample_value("harvester_placement_tasks_total", {"outcome": "unplaceable"}) == 1
+    assert metrics.registry.get_sample_value("harvester_placement_decision_duration_seconds_count") == 1
 
 
 def test_free_resources_of_the_snapshot_bound_the_batch(served) -> None:
