@@ -1,0 +1,335 @@
+"""Jockey in the simulator: deadlines met and reserved resource-time (docs/evaluation/jockey.md).
+
+    python -m harvester.sim.jockey.evaluate --traces ../shared/traces --out docs/evaluation
+
+Per job (Alibaba 2018 DAGs, chosen by `select_jobs`):
+1. the true job = the trace DAG + `Variability` (truth.py);
+2. `prior` runs of it at the job's past quota (a quarter of its widest DAG level) are its
+   history; Jockey fits its job model from them (models/job_model.py), precomputes C(p, a)
+   (models/completion_time.py, `cpa_runs` simulated runs per level, seeds disjoint from every
+   evaluation seed) and the Amdahl model;
+3. deadlines: the paper sets them "based on the length of the critical path" (§2.2); here
+   D = factor × the model's median makespan with the largest allocation level, C_0.5(0, a_max),
+   for each factor of `deadline_factors`;
+4. each scenario runs the true job with fresh draws (`seeds`, never used in training) under
+   every policy, the draws and disturbances shared by all policies of a seed:
+   - `jockey`: the control decision with the C table (decisions/deadline_control.py defaults);
+     `jockey-no-cap`: the same without the demand cap (the paper's rules alone); `amdahl`: the
+     same loop as `jockey` with S + P/a instead of the C table;
+   - `static-model`: the smallest level whose C_q(0, a) × slack meets D, held throughout (the
+     paper's "Jockey w/o adaptation");
+   - `static-oracle`: the smallest constant allocation (any integer) that meets the deadline in
+     EVERY seed where Jockey met it — chosen with hindsight over the very runs it is scored on,
+     so no static quota could do better on the same deadlines;
+   - `max`: the widest level, to tell infeasible deadlines apart.
+   Scenario `nominal`: the true job as in its history. Scenario `injected`: per-attempt failures
+   5 % (history 1 %), outliers 5 % (history 2 %), one correlated failure killing 30 % of the
+   running tasks at a uniform time in [0.1, 0.6]·D, and 20 %·D of 1.5× slower tasks starting at
+   a uniform time in [0, 0.6]·D.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from harvester.decisions.deadline_control import DeadlineParams
+from harvester.decisions.deadline_utility import DeadlineUtility
+from harvester.models.completion_time import AmdahlModel, allocation_levels, max_parallelism, precompute
+from harvester.models.job_model import fit_job_model
+from harvester.models.job_sim import CompiledJob, Disturbance, draw
+from harvester.sim.jockey.report import POLICIES, figure, table
+from harvester.sim.jockey.runner import Controlled, Static, run_once
+from harvester.sim.jockey.truth import Variability, prior_runs, true_model
+from harvester.sim.traces import load_jobs
+from harvester.sim.workload import JobSpec
+
+TRACE = "alibaba-2018-batch-dags/batch_task_selected_2119_DAG_jobs.csv.gz"
+PAPER = "EuroSys'12 §1/§5: Jockey missed 1 of 94 deadlines (by 3 %) in Microsoft's Cosmos clusters"
+
+
+@dataclass(frozen=True)
+class Injection:
+    """What a scenario changes from the job's history (module docstring)."""
+
+    variability: Variability = Variability()
+    kill_fraction: float = 0.0
+    kill_window: tuple[float, float] = (0.1, 0.6)
+    slow_factor: float = 1.0
+    slow_length: float = 0.2
+    slow_window: tuple[float, float] = (0.0, 0.6)
+
+    def disturbance(self, rng: np.random.Generator, deadline_s: float) -> Disturbance | None:
+        kill = rng.uniform(*self.kill_window) * deadline_s
+        slow = rng.uniform(*self.slow_window) * deadline_s
+        if self.kill_fraction <= 0 and self.slow_factor == 1.0:
+            return None
+        return Disturbance((kill,) if self.kill_fraction > 0 else (), self.kill_fraction, slow,
+                           slow + self.slow_length * deadline_s, self.slow_factor)
+
+
+SCENARIOS: dict[str, Injection] = {
+    "nominal": Injection(),
+    "injected": Injection(Variability(outlier_prob=0.05, failure_prob=0.05, retry_failure_prob=0.05),
+                          kill_fraction=0.3, slow_factor=1.5),
+}
+
+
+@dataclass(frozen=True)
+class Setup:
+    jobs: int = 24
+    seeds: int = 10
+    deadline_factors: tuple[float, ...] = (2.0, 3.0)
+    scenarios: tuple[str, ...] = ("nominal", "injected")
+    cpa_runs: int = 100
+    levels: int = 40
+    prior: int = 5
+    period_fraction: float = 1 / 60
+    params: DeadlineParams = DeadlineParams()
+    history: Variability = Variability()
+    min_stages: int = 5
+    max_tasks: int = 5000
+    example_job: int = 0
+    seed: int = 1
+
+
+def select_jobs(jobs: Sequence[JobSpec], setup: Setup, *, offset: float = 0.0) -> list[JobSpec]:
+    """Jobs where the allocation matters: >= `min_stages` stages, 200..`max_tasks` tasks, a
+    critical path >= 300 s and >= 20× more task-seconds than critical path; then `setup.jobs`
+    of them evenly spaced by task count (small to large). `offset` = 0.5 takes the jobs half
+    way between those (a disjoint set, used to choose the control parameters)."""
+    keep = []
+    for j in jobs:
+        if not (setup.min_stages <= len(j.stages) and 200 <= j.tasks <= setup.max_tasks):
+            continue
+        cp = _critical_path(j)
+        if cp >= 300 and j.task_seconds() / cp >= 20:
+            keep.append(j)
+    keep.sort(key=lambda j: (j.tasks, j.job_id))
+    if len(keep) <= setup.jobs:
+        return keep
+    step = (len(keep) - 1) / max(1, setup.jobs - 1)
+    n = setup.jobs if offset == 0 else setup.jobs - 1  # in-between picks: one fewer, never an end point
+    picks = sorted({int(round((i + offset) * step)) for i in range(n)})
+    return [keep[i] for i in picks]
+
+
+def _critical_path(j: JobSpec) -> float:
+    longest = [0.0] * len(j.stages)
+    for i, s in enumerate(j.stages):
+        longest[i] = float(s.durations_s.max()) + max((longest[p] for p in s.parents), default=0.0)
+    return max(longest)
+
+
+def evaluate_job(spec: JobSpec, setup: Setup, example: bool = False) -> dict[str, Any]:
+    """Every scenario, deadline, seed and policy for one job; rows plus the job's setup."""
+    t0 = time.perf_counter()
+    truth = true_model(spec, setup.history, seed=setup.seed)
+    width = max_parallelism(truth)
+    quota = max(1, width // 4)
+    history = prior_runs(truth, quota, [10_000 + setup.seed * 100 + i for i in range(setup.prior)])
+    model = fit_job_model(history, name=spec.job_id)
+    levels = allocation_levels(width, setup.levels)
+    table = precompute(model, levels, runs=setup.cpa_runs, seed=20_000 + setup.seed)
+    amdahl = AmdahlModel.fit(model, levels)
+    prep_s = time.perf_counter() - t0
+    makespan = float(table.at_progress(0.0, 0.5)[-1])
+    prm = replace(setup.params, max_allocation=int(levels[-1]))
+    controlled = [Controlled("jockey", table, prm, table.indicator),
+                  Controlled("jockey-no-cap", table, replace(prm, cap_to_demand=False), table.indicator),
+                  Controlled("amdahl", amdahl, prm, table.indicator)]
+    rows: list[dict[str, Any]] = []
+    examples: dict[str, Any] = {}
+    for scenario in setup.scenarios:
+        inj = SCENARIOS[scenario]
+        cluster = CompiledJob(true_model(spec, inj.variability, seed=setup.seed))
+        for factor in setup.deadline_factors:
+            deadline = factor * makespan
+            util = DeadlineUtility(deadline)
+            period = deadline * setup.period_fraction
+            static_a = _static_model(table, prm, deadline, levels)
+            runs = []
+            for seed in range(setup.seeds):
+                rng = np.random.default_rng([setup.seed, seed, 7])  # evaluation draws: disjoint from training seeds
+                draws = draw(cluster, rng)
+                dist = inj.disturbance(rng, deadline)
+                keep = example and seed == 0 and factor == setup.deadline_factors[0]
+                outs = {p.name: run_once(cluster, draws, p, util, period_s=period, disturbance=dist, keep_decisions=keep)
+                        for p in controlled}
+                for pol in (Static("static-model", static_a), Static("max", int(levels[-1]))):
+                    outs[pol.name] = run_once(cluster, draws, pol, util, period_s=period, disturbance=dist)
+                runs.append((seed, draws, dist, outs))
+            oracle_a = _static_oracle(cluster, runs, util, period, width)
+            for seed, draws, dist, outs in runs:
+                if oracle_a is not None:
+                    outs["static-oracle"] = run_once(cluster, draws, Static("static-oracle", oracle_a), util,
+                                                     period_s=period, disturbance=dist)
+                for name, o in outs.items():
+                    rows.append({"job": spec.job_id, "scenario": scenario, "factor": factor, "seed": seed,
+                                 "policy": name, "deadline_s": deadline, "finish_s": o.finish_s, "met": o.met,
+                                 "feasible": outs["max"].met,
+                                 "reserved_cs": o.reserved_cs, "changes": o.changes,
+                                 "allocation": o.timeline[0][1] if name.startswith(("static", "max")) else None})
+                if example and seed == 0 and factor == setup.deadline_factors[0]:
+                    examples[scenario] = {"deadline_s": deadline, "static_oracle": oracle_a,
+                                          **{n: {"timeline": o.timeline, "finish_s": o.finish_s}
+                                             for n, o in outs.items()},
+                                          "reasons": [d.reason for d in outs["jockey"].decisions[:12]]}
+    info = {"job": spec.job_id, "stages": len(spec.stages), "tasks": spec.tasks, "width": width, "quota": quota,
+            "levels": int(levels.size), "max_level": int(levels[-1]), "makespan_s": makespan,
+            "prep_s": prep_s, "raised_cells": table.raised_cells}
+    return {"info": info, "rows": rows, "examples": examples}
+
+
+def _static_model(table: Any, prm: DeadlineParams, deadline: float, levels: np.ndarray) -> int:
+    """Jockey w/o adaptation: the smallest level with slack × C_q(0, a) within the deadline."""
+    ok = np.flatnonzero(prm.slack * table.at_progress(0.0, prm.quantile) <= deadline)
+    return int(levels[ok[0]]) if ok.size else int(levels[-1])
+
+
+def _static_oracle(cluster: CompiledJob, runs: list, util: DeadlineUtility, period: float, width: int) -> int | None:
+    """The smallest constant allocation meeting the deadline in every seed Jockey met it (hindsight)."""
+    must = [(draws, dist) for _, draws, dist, outs in runs if outs["jockey"].met]
+    if not must:
+        return None
+
+    def meets(a: int) -> bool:
+        return all(run_once(cluster, d, Static("s", a), util, period_s=period, disturbance=x).met for d, x in must)
+
+    lo, hi = 1, max(1, width)
+    while not meets(hi):  # more than the widest level may be needed when failures pile up
+        if hi >= 64 * max(1, width):
+            return None
+        lo, hi = hi + 1, hi * 2
+    while lo < hi:  # bisection, then a check upward: the greedy scheduler is not always monotone in a
+        mid = (lo + hi) // 2
+        if meets(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    while not meets(lo):
+        lo += 1
+    return lo
+
+
+def _worker(args: tuple[JobSpec, Setup, bool]) -> dict[str, Any]:
+    return evaluate_job(*args)
+
+
+def run_evaluation(specs: Sequence[JobSpec], setup: Setup, workers: int = 1) -> dict[str, Any]:
+    tasks = [(s, setup, i == setup.example_job) for i, s in enumerate(specs)]
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(_worker, tasks))
+    else:
+        parts = [_worker(t) for t in tasks]
+    rows = [r for p in parts for r in p["rows"]]
+    return {"setup": _setup_dict(setup), "paper": PAPER, "jobs": [p["info"] for p in parts],
+            "rows": rows, "summary": summarize(rows), "examples": next((p["examples"] for p in parts if p["examples"]), {})}
+
+
+def _setup_dict(setup: Setup) -> dict[str, Any]:
+    d = asdict(setup)
+    d["injections"] = {k: asdict(v) for k, v in SCENARIOS.items() if k in setup.scenarios}
+    return d
+
+
+def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per scenario and policy: deadlines met, lateness of misses, reserved resource-time vs the
+    static oracle on the same (job, deadline, seed) runs."""
+    out: dict[str, Any] = {}
+    for scenario in sorted({r["scenario"] for r in rows}):
+        sc = [r for r in rows if r["scenario"] == scenario]
+        oracle = {(r["job"], r["factor"], r["seed"]): r for r in sc if r["policy"] == "static-oracle"}
+        per: dict[str, Any] = {}
+        for pol in POLICIES:
+            pr = [r for r in sc if r["policy"] == pol]
+            if not pr:
+                continue
+            late = [r["finish_s"] / r["deadline_s"] - 1 for r in pr if not r["met"]]
+            paired = [(r["reserved_cs"], oracle[(r["job"], r["factor"], r["seed"])]["reserved_cs"]) for r in pr
+                      if (r["job"], r["factor"], r["seed"]) in oracle]
+            fe = [r for r in pr if r["feasible"]]
+            per[pol] = {
+                "runs": len(pr), "met": sum(r["met"] for r in pr), "met_fraction": sum(r["met"] for r in pr) / len(pr),
+                "feasible_runs": len(fe), "feasible_met": sum(r["met"] for r in fe),
+                "max_lateness": max(late) if late else 0.0, "median_lateness_of_misses": float(np.median(late)) if late else 0.0,
+                "reserved_vs_static_oracle": (sum(a for a, _ in paired) / sum(b for _, b in paired)) if paired else None,
+                "paired_runs": len(paired), "mean_changes": float(np.mean([r["changes"] for r in pr])),
+            }
+        per["oracle_undefined_runs"] = sum(1 for r in sc if r["policy"] == "jockey") - len(oracle)
+        out[scenario] = per
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m harvester.sim.jockey.evaluate", description=__doc__.split("\n")[0])
+    ap.add_argument("--traces", default="../shared/traces", help="the traces folder (holds alibaba-2018-batch-dags/)")
+    ap.add_argument("--out", default="docs/evaluation", help="writes jockey-results.json and img/jockey.png here")
+    ap.add_argument("--jobs", type=int, default=Setup.jobs)
+    ap.add_argument("--seeds", type=int, default=Setup.seeds)
+    ap.add_argument("--cpa-runs", type=int, default=Setup.cpa_runs)
+    ap.add_argument("--levels", type=int, default=Setup.levels)
+    ap.add_argument("--factors", default=",".join(str(f) for f in Setup.deadline_factors))
+    ap.add_argument("--scenarios", default=",".join(Setup.scenarios))
+    ap.add_argument("--quantile", type=float, default=DeadlineParams().quantile)
+    ap.add_argument("--slack", type=float, default=DeadlineParams().slack)
+    ap.add_argument("--early-slack", type=float, default=DeadlineParams().early_slack)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=None, help="read at most this many trace rows (quick runs)")
+    ap.add_argument("--no-figure", action="store_true")
+    a = ap.parse_args(argv)
+    try:
+        scenarios = tuple(s for s in a.scenarios.split(",") if s)
+        unknown = [s for s in scenarios if s not in SCENARIOS]
+        if unknown:
+            raise ValueError(f"unknown scenarios {unknown} (known: {', '.join(SCENARIOS)})")
+        setup = Setup(jobs=a.jobs, seeds=a.seeds, cpa_runs=a.cpa_runs, levels=a.levels, scenarios=scenarios,
+                      deadline_factors=tuple(float(f) for f in a.factors.split(",") if f),
+                      params=DeadlineParams(quantile=a.quantile, slack=a.slack, early_slack=a.early_slack))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    trace = Path(a.traces) / TRACE
+    if not trace.is_file():
+        print(f"error: {trace}: no such trace file (pass --traces)", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    specs = select_jobs(load_jobs("alibaba-2018-dags", trace, limit=a.limit), setup)
+    result = run_evaluation(specs, setup, workers=a.workers)
+    result["elapsed_s"] = time.perf_counter() - t0
+    result["command"] = "python -m harvester.sim.jockey.evaluate " + " ".join(argv if argv is not None else sys.argv[1:])
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "jockey-results.json").write_text(json.dumps(_plain(result), indent=1) + "\n")
+    if not a.no_figure:
+        figure(result, out / "img" / "jockey.png")
+    print(table(result))
+    print(f"{len(specs)} jobs in {result['elapsed_s']:.0f} s")
+    return 0
+
+
+def _plain(o: Any) -> Any:
+    """JSON-safe copy: numpy scalars to Python, non-finite floats (a failed job's finish) to null."""
+    if isinstance(o, dict):
+        return {str(k): _plain(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_plain(v) for v in o]
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, (float, np.floating)):
+        return float(o) if math.isfinite(o) else None
+    return o
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
