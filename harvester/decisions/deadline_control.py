@@ -28,10 +28,10 @@ utility (decisions/deadline_utility.py) and these parameters. The decision:
      never below the target.
    F(current) uses the largest table level <= current (C is non-increasing in a: an upper bound);
 4. DEMAND CAP (our addition; `cap_to_demand`): never hold more containers than the job can use
-   now — its running plus ready tasks (`demand`, what the AM has running and asks for). A
-   container beyond that is reserved and idle until the next period at least; when a wide stage
-   becomes ready the next period raises the allocation again. The paper's rules are this with
-   `cap_to_demand=False`; docs/evaluation/jockey.md measures both.
+   soon — its running and ready tasks plus the tasks of stages whose inputs are in their last
+   wave (`demand`, models/progress.py). A container beyond that would sit reserved and idle
+   until the next period at least. The paper's rules are this with `cap_to_demand=False`;
+   docs/evaluation/jockey.md measures both.
 The decision carries its formula and inputs as its reason (DESIGN.md principle 4); it is data
 for the actuator (the job's YARN reservation, second wave), never an action performed here.
 """
@@ -60,7 +60,7 @@ class DeadlineParams:
     """Policy knobs (module docstring); config wiring comes with the second wave."""
 
     quantile: float = 0.99
-    slack: float = 1.1
+    slack: float = 1.3
     early_slack: float = 0.2
     dead_zone: float = 0.05
     lower_fraction: float = 0.5
@@ -168,7 +168,7 @@ def decide(ctx: DeadlineContext) -> DeadlineDecision:
         why = (f"F({cur})={f_cur:.0f}s within dead zone [{deadline - zone:.0f}s, {deadline:.0f}s]; {aim}"
                if target < cur else f"{aim} = current")
     if prm.cap_to_demand and ctx.demand is not None and new > max(ctx.demand, lo_cap):
-        why += f"; capped to demand {ctx.demand} (running + ready tasks)"
+        why += f"; capped to demand {ctx.demand} (running + ready + next-wave tasks)"
         new = max(ctx.demand, lo_cap)
     f_new = float(finish[_level_at_most(levels, new)])
     return DeadlineDecision(ctx.job_id, ctx.now, int(new), cur, target, rule, p, elapsed, f_new, f_cur,

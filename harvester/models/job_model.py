@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from graphlib import CycleError, TopologicalSorter
 from enum import Enum
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -274,7 +275,7 @@ def fit_job_model(runs: Sequence[RunRecord], *, name: str = "", points: int = 10
 
 
 def _topological(run: RunRecord) -> list[int]:
-    """Stage indexes of `run` with parents first (Kahn; ties keep the record order)."""
+    """Stage indexes of `run` with parents first."""
     names = {s.name: i for i, s in enumerate(run.stages)}
     if len(names) != len(run.stages):
         raise FitError(f"run {run.run_id}: a stage name repeats")
@@ -286,24 +287,11 @@ def _topological(run: RunRecord) -> list[int]:
             raise FitError(f"run {run.run_id} stage {s.name!r}: unknown parents {missing}")
         if s.edges and len(s.edges) != len(s.parents):
             raise FitError(f"run {run.run_id} stage {s.name!r}: one edge kind per parent")
-    indeg = [len(s.parents) for s in run.stages]
-    children: list[list[int]] = [[] for _ in run.stages]
-    for i, s in enumerate(run.stages):
-        for p in s.parents:
-            children[names[p]].append(i)
-    ready = [i for i, d in enumerate(indeg) if d == 0]
-    out: list[int] = []
-    while ready:
-        i = ready.pop(0)
-        out.append(i)
-        for c in children[i]:
-            indeg[c] -= 1
-            if indeg[c] == 0:
-                ready.append(c)
-                ready.sort()
-    if len(out) != len(run.stages):
-        raise FitError(f"run {run.run_id}: the stage graph has a cycle")
-    return out
+    order = TopologicalSorter({i: [names[p] for p in s.parents] for i, s in enumerate(run.stages)})
+    try:
+        return list(order.static_order())
+    except CycleError:
+        raise FitError(f"run {run.run_id}: the stage graph has a cycle") from None
 
 
 # --- the JSON format of prior runs (docs/jockey.md) -----------------------------------------

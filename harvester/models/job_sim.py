@@ -227,17 +227,18 @@ class DagRun:
         _, stage, _, end, ok = self.arrays()
         return np.bincount(stage[ok & (end <= t)], minlength=self.job.n_stages)
 
-    def running_at(self, t: float) -> int:
-        _, _, start, end, _ = self.arrays()
-        return int(np.count_nonzero((start <= t) & (end > t)))
+    def running_at(self, t: float) -> np.ndarray:
+        """Attempts holding a container at `t`, per stage."""
+        _, stage, start, end, _ = self.arrays()
+        return np.bincount(stage[(start <= t) & (end > t)], minlength=self.job.n_stages)
 
-    def pending_at(self, t: float) -> int:
-        """Tasks ready by `t` but not started (valid for t <= now: everything starting before
-        `now` is dispatched, so what is still in the ready queue waits for a container)."""
-        n = 0
+    def pending_at(self, t: float) -> np.ndarray:
+        """Tasks ready by `t` but not started, per stage (valid for t <= now: everything starting
+        before `now` is dispatched, so what is still in the ready queue waits for a container)."""
+        n = np.zeros(self.job.n_stages, dtype=np.int64)
         for rt, kind, s, _ in self._ready:
             if rt <= t:
-                n += self._stop[s] - self._next[s] if kind == _BLOCK else 1
+                n[s] += self._stop[s] - self._next[s] if kind == _BLOCK else 1
         return n
 
     def ended_by(self, t: float) -> bool:

@@ -71,3 +71,22 @@ def total_work_with_queue(model: JobModel) -> ProgressIndicator:
     if not weights.sum() > 0:  # every stage instantaneous: fall back to counting tasks
         weights = np.array([float(s.tasks) for s in model.stages])
     return ProgressIndicator(weights, np.array([s.tasks for s in model.stages]))
+
+
+def demand(model: JobModel, done: np.ndarray, running: np.ndarray, pending: np.ndarray) -> int:
+    """Containers the job can use within about one step of its DAG, from per-stage counts.
+
+    running + ready tasks, plus every task of a stage that has not started but whose parents
+    have all their tasks done or running (its inputs are in their last wave: it becomes ready
+    when they end). The deadline control's demand cap uses it (decisions/deadline_control.py):
+    capping at running + ready alone leaves a wide stage behind a narrow one with too few
+    containers until the next control period.
+    """
+    n = np.array([s.tasks for s in model.stages])
+    d, r, q = (np.asarray(x, dtype=np.int64) for x in (done, running, pending))
+    draining = (q == 0) & (d + r >= n)
+    upcoming = 0
+    for i, st in enumerate(model.stages):
+        if st.parents and d[i] + r[i] + q[i] == 0 and all(draining[p] for p in st.parents):
+            upcoming += st.tasks
+    return int(r.sum() + q.sum() + upcoming)

@@ -116,7 +116,7 @@ def test_fewer_containers_never_kill_running_tasks() -> None:
     job = CompiledJob(JobModel("j", (stage("a", 8, 10.0),)))
     run = DagRun(job, draw(job, np.random.default_rng(0)), 4)
     run.advance(5.0)
-    assert run.running_at(5.0) == 4
+    assert run.running_at(5.0).tolist() == [4]
     run.set_allocation(1)
     assert run.run_to_end() == pytest.approx(50.0)  # four end at 10, then one at a time
     assert run.done_by(10.0)[0] == 4
@@ -126,7 +126,7 @@ def test_pending_counts_ready_tasks_waiting_for_a_container() -> None:
     job = CompiledJob(JobModel("j", (stage("a", 6, 10.0),)))
     run = DagRun(job, draw(job, np.random.default_rng(0)), 2)
     run.advance(5.0)
-    assert (run.running_at(5.0), run.pending_at(5.0)) == (2, 4)
+    assert (run.running_at(5.0).tolist(), run.pending_at(5.0).tolist()) == ([2], [4])
 
 
 def test_kill_event_reruns_without_counting_as_a_failure() -> None:

@@ -12,7 +12,7 @@ from harvester.models.job_model import (
     AttemptRecord, Edge, FitError, JobModel, Quantiles, RunRecord, StageModel, StageRecord, fit_job_model,
     load_runs_json, runs_from_dict, runs_to_dict,
 )
-from harvester.models.progress import ProgressIndicator, total_work_with_queue
+from harvester.models.progress import ProgressIndicator, demand, total_work_with_queue
 from harvester.sim.jockey.truth import run_from_jobspec
 from harvester.sim.traces import load_jobs
 
@@ -165,3 +165,14 @@ def test_progress_indicator_rejects_bad_shapes() -> None:
     ind = ProgressIndicator(np.array([1.0]), np.array([2]))
     with pytest.raises(ValueError, match="per-stage"):
         ind.of(np.array([1, 1]))
+
+
+def test_demand_counts_the_next_wave_behind_a_draining_stage() -> None:
+    q = Quantiles.constant(1.0)
+    model = JobModel("j", (StageModel("a", 4, q, q), StageModel("b", 10, q, q, (0,), (Edge.BARRIER,)), StageModel("c", 3, q, q)))
+    # a: 2 done, 2 running (its last wave) -> b's 10 tasks count; c: 1 running, 2 ready
+    assert demand(model, np.array([2, 0, 0]), np.array([2, 0, 1]), np.array([0, 0, 2])) == 2 + 1 + 2 + 10
+    # a still has a task waiting for a container: b is more than one step away
+    assert demand(model, np.array([1, 0, 0]), np.array([2, 0, 1]), np.array([1, 0, 2])) == 2 + 1 + 1 + 2
+    # b started: its own counts, nothing upcoming
+    assert demand(model, np.array([4, 3, 3]), np.array([0, 5, 0]), np.array([0, 2, 0])) == 7

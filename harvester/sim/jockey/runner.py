@@ -22,7 +22,7 @@ from harvester.decisions.deadline_control import DeadlineContext, DeadlineDecisi
 from harvester.decisions.deadline_utility import DeadlineUtility
 from harvester.models.completion_time import CompletionPredictor
 from harvester.models.job_sim import CompiledJob, DagRun, Disturbance, Draws
-from harvester.models.progress import ProgressIndicator
+from harvester.models.progress import ProgressIndicator, demand
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,9 @@ def run_once(job: CompiledJob, draws: Draws, policy: Controlled | Static, utilit
         run.advance(t)
         if run.ended_by(t):
             break
-        dec = _decide(policy, utility, t, run.done_by(t), run.allocation, run.running_at(t) + run.pending_at(t))
+        done = run.done_by(t)
+        dec = _decide(policy, utility, t, done, run.allocation,
+                      demand(job.model, done, run.running_at(t), run.pending_at(t)))
         if keep_decisions:
             decisions.append(dec)
         if dec.allocation != run.allocation:
