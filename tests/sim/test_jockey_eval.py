@@ -85,3 +85,12 @@ def test_figure_from_rows_without_examples(tmp_path: Path) -> None:
             for p, f, r in (("jockey", 90.0, 900.0), ("static-oracle", 99.0, 1200.0), ("max", 50.0, 5000.0))]
     figure({"rows": rows, "jobs": [{"job": "j"}], "examples": {}}, tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 0
+
+
+def test_a_dependency_named_twice_in_a_trace_is_one_edge() -> None:
+    from harvester.models.job_model import fit_job_model
+    from harvester.sim.jockey.truth import Variability, run_from_jobspec, true_model
+
+    spec = build_job("dup", 0.0, [("a", np.full(2, 5.0), 1, 1024, []), ("b", np.full(1, 5.0), 1, 1024, [0, 0])])
+    assert true_model(spec, Variability(samples=100, points=11)).stages[1].parents == (0,)
+    assert fit_job_model([run_from_jobspec(spec)]).stages[1].parents == (0,)

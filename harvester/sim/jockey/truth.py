@@ -48,9 +48,10 @@ def true_model(spec: JobSpec, var: Variability, seed: int = 0) -> JobModel:
         rt = base * rng.lognormal(0.0, var.runtime_sigma, var.samples)
         out = rng.random(var.samples) < var.outlier_prob
         rt[out] *= rng.uniform(lo, hi, int(out.sum()))
+        parents = _distinct(st.parents)
         stages.append(StageModel(st.name, st.tasks, Quantiles.from_samples(rt, var.points),
                                  Quantiles(np.linspace(var.init_s[0], var.init_s[1], var.points)),
-                                 st.parents, tuple(Edge.BARRIER for _ in st.parents),
+                                 parents, tuple(Edge.BARRIER for _ in parents),
                                  (var.failure_prob, var.retry_failure_prob)))
     return JobModel(spec.name or spec.job_id, tuple(stages))
 
@@ -73,8 +74,13 @@ def run_from_jobspec(spec: JobSpec) -> RunRecord:
     recorded as starting at 0 with no ready time (the fit then assumes no queueing) and no
     initialization.
     """
-    stages = tuple(StageRecord(st.name, st.tasks, tuple(spec.stages[p].name for p in st.parents),
-                               tuple(Edge.BARRIER for _ in st.parents)) for st in spec.stages)
+    stages = tuple(StageRecord(st.name, st.tasks, tuple(spec.stages[p].name for p in _distinct(st.parents)),
+                               tuple(Edge.BARRIER for _ in _distinct(st.parents))) for st in spec.stages)
     attempts = tuple(AttemptRecord(st.name, i, 0, 0.0, float(d))
                      for st in spec.stages for i, d in enumerate(st.durations_s.tolist()))
     return RunRecord(spec.job_id, stages, attempts)
+
+
+def _distinct(parents: tuple[int, ...]) -> tuple[int, ...]:
+    """A trace may name a dependency twice (Alibaba names truncated at 50 characters): once is enough."""
+    return tuple(sorted(set(parents)))
