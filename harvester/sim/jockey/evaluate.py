@@ -36,7 +36,7 @@ import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -100,6 +100,8 @@ class Setup:
     max_tasks: int = 5000
     example_job: int = 0
     seed: int = 1
+    policies: tuple[str, ...] = ("jockey", "jockey-no-cap", "amdahl", "static-model")  # + static-oracle, max always
+    variants: tuple[tuple[str, DeadlineParams], ...] = ()  # extra Jockey runs with other parameters (sweeps)
 
 
 def select_jobs(jobs: Sequence[JobSpec], setup: Setup, *, offset: float = 0.0) -> list[JobSpec]:
@@ -144,9 +146,11 @@ def evaluate_job(spec: JobSpec, setup: Setup, example: bool = False) -> dict[str
     prep_s = time.perf_counter() - t0
     makespan = float(table.at_progress(0.0, 0.5)[-1])
     prm = replace(setup.params, max_allocation=int(levels[-1]))
-    controlled = [Controlled("jockey", table, prm, table.indicator),
-                  Controlled("jockey-no-cap", table, replace(prm, cap_to_demand=False), table.indicator),
-                  Controlled("amdahl", amdahl, prm, table.indicator)]
+    controlled = [p for p in (Controlled("jockey", table, prm, table.indicator),
+                              Controlled("jockey-no-cap", table, replace(prm, cap_to_demand=False), table.indicator),
+                              Controlled("amdahl", amdahl, prm, table.indicator)) if p.name in setup.policies]
+    controlled += [Controlled(name, table, replace(v, max_allocation=int(levels[-1])), table.indicator)
+                   for name, v in setup.variants]
     rows: list[dict[str, Any]] = []
     examples: dict[str, Any] = {}
     for scenario in setup.scenarios:
@@ -166,7 +170,8 @@ def evaluate_job(spec: JobSpec, setup: Setup, example: bool = False) -> dict[str
                 outs = {p.name: run_once(cluster, draws, p, util, period_s=period, disturbance=dist, keep_decisions=keep)
                         for p in controlled}
                 for pol in (Static("static-model", static_a), Static("max", int(levels[-1]))):
-                    outs[pol.name] = run_once(cluster, draws, pol, util, period_s=period, disturbance=dist)
+                    if pol.name in setup.policies or pol.name == "max":
+                        outs[pol.name] = run_once(cluster, draws, pol, util, period_s=period, disturbance=dist)
                 runs.append((seed, draws, dist, outs))
             oracle_a = _static_oracle(cluster, runs, util, period, width)
             for seed, draws, dist, outs in runs:
@@ -251,7 +256,8 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         sc = [r for r in rows if r["scenario"] == scenario]
         oracle = {(r["job"], r["factor"], r["seed"]): r for r in sc if r["policy"] == "static-oracle"}
         per: dict[str, Any] = {}
-        for pol in POLICIES:
+        names = {r["policy"] for r in sc}
+        for pol in [p for p in POLICIES if p in names] + sorted(names - set(POLICIES)):
             pr = [r for r in sc if r["policy"] == pol]
             if not pr:
                 continue
@@ -286,6 +292,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--early-slack", type=float, default=DeadlineParams().early_slack)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--limit", type=int, default=None, help="read at most this many trace rows (quick runs)")
+    ap.add_argument("--tuning", action="store_true",
+                    help="the jobs half way between the evaluation's picks (disjoint: used to choose parameters)")
+    ap.add_argument("--below", type=int, default=None, help="then keep only jobs with at most this many tasks")
+    ap.add_argument("--policies", default=",".join(Setup.policies),
+                    help="controlled/static policies to run (static-oracle and max always run)")
+    ap.add_argument("--variant", action="append", default=[], metavar="KEY=VALUE,...",
+                    help="also run Jockey with these DeadlineParams changed, e.g. quantile=0.95,slack=1.2 (repeatable)")
     ap.add_argument("--no-figure", action="store_true")
     a = ap.parse_args(argv)
     try:
@@ -293,9 +306,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         unknown = [s for s in scenarios if s not in SCENARIOS]
         if unknown:
             raise ValueError(f"unknown scenarios {unknown} (known: {', '.join(SCENARIOS)})")
-        setup = Setup(jobs=a.jobs, seeds=a.seeds, cpa_runs=a.cpa_runs, levels=a.levels, scenarios=scenarios,
+        policies = tuple(p for p in a.policies.split(",") if p)
+        if "jockey" not in policies or any(p not in Setup.policies for p in policies):
+            raise ValueError(f"--policies must include jockey and name only {', '.join(Setup.policies)}")
+        base = DeadlineParams(quantile=a.quantile, slack=a.slack, early_slack=a.early_slack)
+        variants = tuple((f"jockey[{v}]", _params(base, v)) for v in a.variant)
+        setup = Setup(jobs=a.jobs, seeds=a.seeds, cpa_runs=a.cpa_runs, levels=a.levels, scenarios=scenarios, policies=policies,
+                      variants=variants,
                       deadline_factors=tuple(float(f) for f in a.factors.split(",") if f),
-                      params=DeadlineParams(quantile=a.quantile, slack=a.slack, early_slack=a.early_slack))
+                      params=base)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -304,7 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {trace}: no such trace file (pass --traces)", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    specs = select_jobs(load_jobs("alibaba-2018-dags", trace, limit=a.limit), setup)
+    specs = select_jobs(load_jobs("alibaba-2018-dags", trace, limit=a.limit), setup, offset=0.5 if a.tuning else 0.0)
+    specs = [s for s in specs if a.below is None or s.tasks <= a.below]
     result = run_evaluation(specs, setup, workers=a.workers)
     result["elapsed_s"] = time.perf_counter() - t0
     result["command"] = "python -m harvester.sim.jockey.evaluate " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -316,6 +336,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(result))
     print(f"{len(specs)} jobs in {result['elapsed_s']:.0f} s")
     return 0
+
+
+def _params(base: DeadlineParams, text: str) -> DeadlineParams:
+    """`quantile=0.95,slack=1.2` applied to `base` (ValueError naming the bad key)."""
+    kinds = {f.name: f.type for f in fields(DeadlineParams)}
+    change: dict[str, Any] = {}
+    for item in (x for x in text.split(",") if x):
+        key, _, value = item.partition("=")
+        if key not in kinds or not value:
+            raise ValueError(f"--variant {text!r}: unknown or empty {key!r} (known: {', '.join(kinds)})")
+        kind = str(kinds[key])
+        change[key] = (value.lower() in ("1", "true", "yes") if "bool" in kind else
+                       int(value) if kind.startswith("int") else float(value))
+    return replace(base, **change)
 
 
 def _plain(o: Any) -> Any:
