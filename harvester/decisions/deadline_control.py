@@ -13,17 +13,20 @@ utility (decisions/deadline_utility.py) and these parameters. The decision:
    failures", §1): most of a job's failures and outliers are still ahead of it at p = 0, and the
    allocation can only be lowered safely later, not raised retroactively;
 2. target = the smallest a among those maximizing U(F(a)) ("maximize the job's economic utility
-   while minimizing its impact on the rest of the cluster", abstract). When no level meets the
-   deadline (every U below its on-time value), BEST EFFORT: the smallest a whose predicted
-   remaining time is within `best_effort_tolerance` of the shortest (never "give up", and never
-   reserve the whole width of the job for the last 1 % of a flat tail — late in a job C(p, a)
-   is nearly flat in a, one straggler left);
+   while minimizing its impact on the rest of the cluster", abstract); when no level meets the
+   deadline (every U below its on-time value) that is the earliest finish: BEST EFFORT, never
+   "give up". Then, never beyond the KNEE (our addition): the smallest a whose R(a) is within
+   `knee_tolerance` of the shortest R. Where C(p, a) is flat in a — a straggler or a chain of
+   one-task stages ahead — a few percent of predicted time, within the model's noise, would
+   otherwise "buy" the whole width of the job;
 3. against oscillation (§4.3 of the published paper uses slack, hysteresis and a dead zone; the
    staged text stops in §4.1, so the exact rules below are ours):
-   - RAISE at once when target > current: falling behind costs the deadline;
+   - RAISE at once when target > current: falling behind costs the deadline (BEST_EFFORT when
+     even the target misses it);
    - HOLD when the current allocation still finishes within the dead zone before the deadline
      (F(current) >= deadline − dead_zone · deadline): small prediction noise changes nothing;
-   - LOWER otherwise (and always when in best effort above the target), by `lower_fraction`
+   - LOWER otherwise (and always when above a target that misses the deadline: more buys less
+     than `knee_tolerance`), by `lower_fraction`
      of the gap per period (hysteresis: a run of lucky periods releases containers gradually),
      never below the target.
    F(current) uses the largest table level <= current (C is non-increasing in a: an upper bound);
@@ -52,7 +55,7 @@ class Rule(str, Enum):
     RAISE = "raise"
     HOLD = "hold"
     LOWER = "lower"
-    BEST_EFFORT = "best_effort"  # no level meets the deadline: earliest predicted finish
+    BEST_EFFORT = "best_effort"  # raise to a target that still misses the deadline
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +67,7 @@ class DeadlineParams:
     early_slack: float = 0.2
     dead_zone: float = 0.05
     lower_fraction: float = 0.5
-    best_effort_tolerance: float = 0.05
+    knee_tolerance: float = 0.05
     cap_to_demand: bool = True
     min_allocation: int = 1
     max_allocation: int | None = None
@@ -78,8 +81,8 @@ class DeadlineParams:
             raise ValueError(f"dead_zone is a fraction of the deadline in [0, 1), got {self.dead_zone}")
         if not 0.0 < self.lower_fraction <= 1.0:
             raise ValueError(f"lower_fraction must be in (0, 1], got {self.lower_fraction}")
-        if self.best_effort_tolerance < 0:
-            raise ValueError("best_effort_tolerance must be >= 0")
+        if self.knee_tolerance < 0:
+            raise ValueError("knee_tolerance must be >= 0")
         if self.min_allocation < 1 or (self.max_allocation is not None and self.max_allocation < self.min_allocation):
             raise ValueError("need 1 <= min_allocation <= max_allocation")
 
@@ -135,13 +138,17 @@ def decide(ctx: DeadlineContext) -> DeadlineDecision:
     u = util(finish)
     u_use = np.where(usable, u, -np.inf)
     best = float(u_use.max())
-    feasible = best >= util.value - 1e-12
-    if feasible:
+    # the knee: past it, more containers shorten the remaining time by less than `knee_tolerance`
+    r_min = float(rem[usable].min())
+    knee_idx = int(np.flatnonzero(usable & (rem <= r_min * (1.0 + prm.knee_tolerance) + 1e-9))[0])
+    if best >= util.value - 1e-12:
         t_idx = int(np.flatnonzero(usable & (u >= best - 1e-12))[0])
-    else:  # nothing meets the deadline: (nearly) the earliest finish, without chasing a flat tail
+    else:  # nothing meets the deadline: the earliest finish among the best utilities
         cand = usable & (u >= best - 1e-12)
-        r_best = float((finish[cand] - elapsed).min())
-        t_idx = int(np.flatnonzero(cand & (finish - elapsed <= r_best * (1.0 + prm.best_effort_tolerance) + 1e-9))[0])
+        t_idx = int(np.flatnonzero(cand & (finish <= float(finish[cand].min()) + 1e-9))[0])
+    clamped = t_idx > knee_idx
+    t_idx = min(t_idx, knee_idx)
+    feasible = bool(u[t_idx] >= util.value - 1e-12)
     target = int(min(max(int(levels[t_idx]), lo_cap), hi_cap))
     cur = int(ctx.allocation)
     f_cur = float(finish[_level_at_most(levels, cur)])
@@ -149,9 +156,11 @@ def decide(ctx: DeadlineContext) -> DeadlineDecision:
     zone = prm.dead_zone * deadline
     head = (f"p={p:.3f} elapsed={elapsed:.0f}s; F(a)=elapsed+{slack:.3f}·R(a), "
             f"R={ctx.predictor.explain(ctx.done, prm.quantile)}; {util.describe()}")
-    aim = (f"smallest a with max utility = {target} (F={finish[t_idx]:.0f}s)" if feasible else
-           f"no level meets {deadline:.0f}s at q={prm.quantile:g}; smallest a within {prm.best_effort_tolerance:g} "
-           f"of the shortest remaining time = {target} (F={finish[t_idx]:.0f}s)")
+    knee = (f"; capped at the knee (R within {prm.knee_tolerance:g} of the shortest, {r_min:.0f}s)"
+            if clamped else "")
+    aim = (f"smallest a with max utility = {target} (F={finish[t_idx]:.0f}s){knee}" if feasible else
+           f"best effort, the deadline {deadline:.0f}s is not met at q={prm.quantile:g}: target {target} "
+           f"(F={finish[t_idx]:.0f}s){knee}")
     if cur > hi_cap:
         new, rule, why = hi_cap, Rule.LOWER, f"{cur} above max_allocation {hi_cap}"
     elif target > cur:

@@ -98,9 +98,21 @@ def test_nothing_meets_the_deadline_best_effort_without_chasing_a_flat_tail() ->
     d = decide(ctx(100.0, 1, rem=flat))
     # no level meets 1000; the shortest remaining is 1010 s, within 5 %: 1050 at 8 containers
     assert (d.allocation, d.rule) == (8, Rule.BEST_EFFORT)
-    assert "no level meets" in d.reason
+    assert "best effort" in d.reason
     d = decide(ctx(100.0, 32, rem=flat))  # holding more than buys anything: release gradually
     assert (d.allocation, d.rule) == (20, Rule.LOWER)
+
+
+def test_never_beyond_the_knee_where_more_containers_buy_nothing() -> None:
+    # flat from 8 on: 610, 600, 590 s. At 400 s, 16 containers would "meet" 1000 s by 10 s of a
+    # 600 s prediction — within the 5 % knee, i.e. within the model's noise: hold 8.
+    flat = np.array([3000.0, 1500.0, 800.0, 610.0, 600.0, 590.0])
+    d = decide(ctx(400.0, 8, rem=flat))
+    assert (d.allocation, d.target, d.rule) == (8, 8, Rule.HOLD) and "knee" in d.reason
+    d = decide(ctx(400.0, 8, rem=flat, params=replace(PLAIN, knee_tolerance=0.0)))
+    assert (d.allocation, d.rule) == (16, Rule.RAISE)
+    d = decide(ctx(400.0, 4, rem=flat))  # below the knee: raise to it, even though it still misses
+    assert (d.allocation, d.rule) == (8, Rule.BEST_EFFORT)
 
 
 def test_early_slack_over_allocates_at_the_start_and_fades() -> None:
@@ -151,7 +163,7 @@ def test_works_with_the_amdahl_predictor() -> None:
 @pytest.mark.parametrize("bad", [
     dict(quantile=0.0), dict(quantile=1.5), dict(slack=0.9), dict(early_slack=-1), dict(dead_zone=1.0),
     dict(lower_fraction=0.0), dict(min_allocation=0), dict(min_allocation=5, max_allocation=2),
-    dict(best_effort_tolerance=-0.1),
+    dict(knee_tolerance=-0.1),
 ])
 def test_bad_params_are_rejected(bad: dict) -> None:
     with pytest.raises(ValueError):
