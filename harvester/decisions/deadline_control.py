@@ -67,7 +67,7 @@ class DeadlineParams:
     early_slack: float = 0.2
     dead_zone: float = 0.05
     lower_fraction: float = 0.5
-    knee_tolerance: float = 0.05
+    knee_tolerance: float = 0.0
     cap_to_demand: bool = True
     min_allocation: int = 1
     max_allocation: int | None = None

@@ -32,7 +32,7 @@ class FixedPredictor:
 
 # remaining time ~ 3200/a + 100: a=1: 3300, 2: 1700, 4: 900, 8: 500, 16: 300, 32: 200
 R = 3200.0 / LEVELS + 100.0
-PLAIN = DeadlineParams(quantile=0.9, slack=1.0, early_slack=0.0, dead_zone=0.05, lower_fraction=0.5,
+PLAIN = DeadlineParams(quantile=0.9, slack=1.0, early_slack=0.0, dead_zone=0.05, lower_fraction=0.5, knee_tolerance=0.05,
                        cap_to_demand=False)
 
 
