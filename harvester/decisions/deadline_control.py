@@ -62,7 +62,7 @@ class Rule(str, Enum):
 class DeadlineParams:
     """Policy knobs (module docstring); config wiring comes with the second wave."""
 
-    quantile: float = 0.99
+    quantile: float = 0.95
     slack: float = 1.3
     early_slack: float = 0.2
     dead_zone: float = 0.05

@@ -94,3 +94,15 @@ def test_a_dependency_named_twice_in_a_trace_is_one_edge() -> None:
     spec = build_job("dup", 0.0, [("a", np.full(2, 5.0), 1, 1024, []), ("b", np.full(1, 5.0), 1, 1024, [0, 0])])
     assert true_model(spec, Variability(samples=100, points=11)).stages[1].parents == (0,)
     assert fit_job_model([run_from_jobspec(spec)]).stages[1].parents == (0,)
+
+
+def test_report_cli_redraws_from_the_results_file(tmp_path: Path) -> None:
+    from harvester.sim.jockey.report import main as report_main
+
+    rows = [{"job": "j", "scenario": "injected", "factor": 2.0, "seed": 0, "policy": p, "deadline_s": 100.0,
+             "finish_s": f, "met": f is not None and f <= 100, "feasible": True, "reserved_cs": 100.0, "changes": 0}
+            for p, f in (("jockey", None), ("static-oracle", 90.0), ("static-model", 95.0), ("max", 60.0))]
+    res = {"rows": rows, "jobs": [{"job": "j"}], "examples": {}, "summary": summarize(rows)}
+    (tmp_path / "r.json").write_text(json.dumps(res))
+    assert report_main([str(tmp_path / "r.json"), str(tmp_path / "f.png")]) == 0
+    assert report_main([]) == 2

@@ -261,7 +261,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             pr = [r for r in sc if r["policy"] == pol]
             if not pr:
                 continue
-            late = [r["finish_s"] / r["deadline_s"] - 1 for r in pr if not r["met"]]
+            late = [(math.inf if r["finish_s"] is None else r["finish_s"]) / r["deadline_s"] - 1 for r in pr if not r["met"]]
             paired = [(r["reserved_cs"], oracle[(r["job"], r["factor"], r["seed"])]["reserved_cs"]) for r in pr
                       if (r["job"], r["factor"], r["seed"]) in oracle]
             fe = [r for r in pr if r["feasible"]]

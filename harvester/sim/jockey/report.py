@@ -27,8 +27,9 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _pct(x: float) -> str:
-    return "never finished" if not math.isfinite(x) else f"{100 * x:.1f} %"
+def _pct(x: float | None) -> str:
+    """Lateness as a percentage; None (JSON for infinity) or inf: a job that failed."""
+    return "never finished" if x is None or not math.isfinite(x) else f"{100 * x:.1f} %"
 
 
 def figure(result: dict[str, Any], path: str | Path) -> None:
@@ -60,34 +61,57 @@ def figure(result: dict[str, Any], path: str | Path) -> None:
         ax[0].set_ylabel("guaranteed containers")
         ax[0].set_title(f"one run ({result['jobs'][0]['job']}, {scen})", fontsize=10)
         ax[0].legend(fontsize=8)
-    for pol in POLICIES:
+    for pol in reversed(POLICIES):  # Jockey drawn last, on top
         x = np.sort([(r["finish_s"] if r["finish_s"] is not None else math.inf) / r["deadline_s"]
                      for r in rows if r["scenario"] == scen and r["policy"] == pol])
         if x.size:
-            ax[1].step(np.minimum(x, 3.0), np.arange(1, x.size + 1) / x.size, where="post", color=colors[pol], label=pol)
+            ax[1].step(np.minimum(x, 1.6), np.arange(1, x.size + 1) / x.size, where="post", color=colors[pol], label=pol,
+                       lw=2.2 if pol == "jockey" else 1.2)
     ax[1].axvline(1.0, color="k", ls="--", lw=1)
+    ax[1].set_xlim(0.1, 1.6)
     ax[1].set_xlabel("finish / deadline (≤ 1: met)")
     ax[1].set_ylabel("fraction of runs")
     ax[1].set_title(f"completion vs deadline ({scen})", fontsize=10)
     ax[1].legend(fontsize=8)
+    by_run = {(r["job"], r["factor"], r["seed"], r["policy"]): r["reserved_cs"] for r in rows if r["scenario"] == scen}
     pairs: dict[tuple[str, float], list[float]] = {}
-    oracle = {(r["job"], r["factor"], r["seed"]): r["reserved_cs"] for r in rows
-              if r["scenario"] == scen and r["policy"] == "static-oracle"}
-    for r in rows:
-        key = (r["job"], r["factor"], r["seed"])
-        if r["scenario"] == scen and r["policy"] == "jockey" and key in oracle:
-            pairs.setdefault((r["job"], r["factor"]), [0.0, 0.0])
-            pairs[(r["job"], r["factor"])][0] += r["reserved_cs"]
-            pairs[(r["job"], r["factor"])][1] += oracle[key]
-    ratios = np.sort([a / b for a, b in pairs.values() if b > 0])
-    if ratios.size:
-        ax[2].bar(np.arange(ratios.size), ratios, color="tab:blue")
-        ax[2].axhline(1.0, color="tab:green", ls="--", lw=1, label="static oracle")
-        ax[2].set_xlabel("(job, deadline), sorted")
-        ax[2].set_ylabel("reserved container-s: Jockey / static oracle")
-        ax[2].set_title(f"reserved resource-time ({scen})", fontsize=10)
+    for (job, factor, seed, pol), v in by_run.items():
+        if pol == "jockey" and (job, factor, seed, "static-oracle") in by_run:
+            acc = pairs.setdefault((job, factor), [0.0, 0.0, 0.0])
+            acc[0] += v
+            acc[1] += by_run[(job, factor, seed, "static-oracle")]
+            acc[2] += by_run.get((job, factor, seed, "static-model"), math.nan)
+    vals = sorted(((a / b, a / c) for a, b, c in pairs.values() if b > 0), key=lambda t: t[0])
+    if vals:
+        idx = np.arange(len(vals))
+        ax[2].bar(idx, [v[0] for v in vals], color="tab:blue", label="Jockey / static oracle")
+        ax[2].plot(idx, [v[1] for v in vals], "o", ms=3, color="tab:gray", label="Jockey / static-model")
+        ax[2].axhline(1.0, color="k", ls="--", lw=1)
+        ax[2].set_yscale("log")
+        ax[2].set_xlabel("(job, deadline), sorted by the oracle ratio")
+        ax[2].set_ylabel("reserved container-seconds, ratio")
+        ax[2].set_title(f"reserved resource-time per (job, deadline) ({scen})", fontsize=10)
         ax[2].legend(fontsize=8)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m harvester.sim.jockey.report RESULTS.json OUT.png`: redraw the figure and print the table."""
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m harvester.sim.jockey.report RESULTS.json OUT.png", file=sys.stderr)
+        return 2
+    result = json.loads(Path(args[0]).read_text())
+    figure(result, args[1])
+    print(table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
