@@ -175,21 +175,21 @@ def _levels_table(levels: np.ndarray, args: tuple) -> tuple[list[np.ndarray], li
     """Quantile tables for some allocation levels (one process's share; draws regenerated from `seed`)."""
     model, runs, seed, p_bins, samples_per_run, qs, max_attempts, ind = args
     job = CompiledJob(model, max_attempts)
-    step = ind.step_per_task()
+    step_per_task = ind.step_per_task()[job.stage_of]
     samples: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in levels]
     delta = [0.0] * levels.size
     failed = [0] * levels.size
     for r in range(runs):
         draws = draw(job, np.random.default_rng([seed, r]))
         for i, a in enumerate(levels.tolist()):
-            run = simulate(job, draws, a)
+            run = simulate(job, draws, a, keep_log=False)
             if not math.isfinite(run.finish_s) or run.failed_at < math.inf:
                 failed[i] += 1
                 continue
-            _, stage, _, end, ok = run.arrays()
-            order = np.argsort(end[ok], kind="stable")
-            ends = end[ok][order]
-            cum = np.cumsum(step[stage[ok][order]])
+            end = np.array(run.task_end)  # one successful end per task
+            order = np.argsort(end, kind="stable")
+            ends = end[order]
+            cum = np.cumsum(step_per_task[order])
             total = run.finish_s
             if delta[i] == 0.0:
                 delta[i] = max(total, 1e-9) / samples_per_run

@@ -86,6 +86,7 @@ class CompiledJob:
                 (self.o2o_children if e is Edge.ONE_TO_ONE else self.barrier_children)[p].append(i)
         self.n_barrier_parents = [sum(e is Edge.BARRIER for e in s.edges) for s in st]
         self.n_o2o_parents = [sum(e is Edge.ONE_TO_ONE for e in s.edges) for s in st]
+        self.o2o_wait = [self.n_o2o_parents[s] for s in self.stage_of.tolist()]  # per task
         self.draw_columns = max_attempts + 2  # spare draws for attempts killed by a Disturbance
         self.fail_p = np.array([[s.failure_prob(k) for k in range(self.draw_columns)] for s in st])
 
@@ -119,7 +120,7 @@ class DagRun:
     """One run of a compiled job on `allocation` guaranteed containers (module docstring)."""
 
     def __init__(self, job: CompiledJob, draws: Draws, allocation: int, *, start_s: float = 0.0,
-                 disturbance: Disturbance | None = None) -> None:
+                 disturbance: Disturbance | None = None, keep_log: bool = True) -> None:
         if allocation < 1:
             raise ValueError(f"allocation must be >= 1 container, got {allocation}")
         self.job = job
@@ -140,10 +141,11 @@ class DagRun:
         self._stage_end = [self.start_s] * job.n_stages
         self._bwait = list(job.n_barrier_parents)
         self._bready = [self.start_s] * job.n_stages
-        self._owait = [job.n_o2o_parents[s] for s in job.stage_of.tolist()]
+        self._owait = list(job.o2o_wait)
         self._oready = [self.start_s] * job.n_tasks
         self._stages_left = job.n_stages
-        self._log: list[tuple[int, int, float, float, float, bool]] = []
+        self._log: list[tuple[int, int, float, float, float, bool]] | None = [] if keep_log else None
+        self.task_end = [math.inf] * job.n_tasks  # each task's successful end
         self._arrays: tuple[int, tuple[np.ndarray, ...]] | None = None
         for s in range(job.n_stages):
             if not self._bwait[s] and not job.n_o2o_parents[s]:
@@ -154,11 +156,11 @@ class DagRun:
 
     def advance(self, until: float) -> None:
         """Dispatch every attempt that starts before `until`; then `now = until`."""
-        ready, slots, log = self._ready, self._slots, self._log
+        ready, slots, log, task_end = self._ready, self._slots, self._log, self.task_end
         heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
         occupy, failed, attempt, fails = self._draws.occupy, self._draws.failed, self._attempt, self._fails
         nxt, stop, left, max_att = self._next, self._stop, self._left, self.job.max_attempts
-        ncol = self.job.draw_columns
+        ncol, dist, stage_end, o2o = self.job.draw_columns, self._dist, self._stage_end, self.job.o2o_children
         while ready:
             item = ready[0]
             rt = item[0]
@@ -182,11 +184,12 @@ class DagRun:
             else:  # killed more often than spare draws: the last draw, succeeding
                 occ, bad = occupy[task][ncol - 1], False
             killed = False
-            if self._dist is not None:
+            if dist is not None:
                 occ, bad, killed = self._disturb(task, min(k, ncol - 1), start, occ, bad)
             end = start + occ
             heapreplace(slots, end)
-            log.append((task, k, rt, start, end, bad))
+            if log is not None:
+                log.append((task, k, rt, start, end, bad))
             if bad:
                 if not killed:
                     fails[task] += 1
@@ -196,10 +199,11 @@ class DagRun:
                         break
                 heappush(ready, (end, _RETRY, s, task))
                 continue
-            if end > self._stage_end[s]:
-                self._stage_end[s] = end
+            task_end[task] = end
+            if end > stage_end[s]:
+                stage_end[s] = end
             left[s] -= 1
-            if self.job.o2o_children[s]:
+            if o2o[s]:
                 self._o2o_done(s, task, end)
             if not left[s]:
                 self._stage_done(s)
@@ -246,6 +250,8 @@ class DagRun:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(task, stage, start, end, succeeded) of every attempt dispatched so far."""
+        if self._log is None:
+            raise ValueError("this run keeps no attempt log (keep_log=False)")
         if self._arrays is None or self._arrays[0] != len(self._log):
             log = np.array(self._log, dtype=np.float64).reshape(-1, 6)
             task = log[:, 0].astype(np.int64)
@@ -259,7 +265,7 @@ class DagRun:
         stages = tuple(StageRecord(s.name, s.tasks, tuple(st[p].name for p in s.parents), s.edges) for s in st)
         init, offsets, stage_of = self._draws.init, self.job.offsets, self.job.stage_of
         attempts = []
-        for task, k, ready, start, end, bad in self._log:
+        for task, k, ready, start, end, bad in self.attempts_log:
             s = int(stage_of[task])
             attempts.append(AttemptRecord(st[s].name, task - int(offsets[s]), k, start, end,
                                           min(float(init[task, min(k, init.shape[1] - 1)]), end - start), bad, ready))
@@ -268,6 +274,8 @@ class DagRun:
     @property
     def attempts_log(self) -> list[tuple[int, int, float, float, float, bool]]:
         """(task, attempt, ready, start, end, failed) per dispatched attempt, in start order."""
+        if self._log is None:
+            raise ValueError("this run keeps no attempt log (keep_log=False)")
         return list(self._log)
 
     # -- internals ----------------------------------------------------------------------------
@@ -310,8 +318,8 @@ class DagRun:
             self.finish_s = max(self._stage_end)
 
 
-def simulate(job: CompiledJob, draws: Draws, allocation: int) -> DagRun:
+def simulate(job: CompiledJob, draws: Draws, allocation: int, *, keep_log: bool = True) -> DagRun:
     """One whole run at a fixed allocation (the offline use of §4.1)."""
-    run = DagRun(job, draws, allocation)
+    run = DagRun(job, draws, allocation, keep_log=keep_log)
     run.run_to_end()
     return run
