@@ -14,7 +14,7 @@ from harvester.models.completion_time import precompute
 from harvester.models.job_model import Edge, JobModel, Quantiles, StageModel
 from harvester.models.job_sim import CompiledJob, draw
 from harvester.sim.jockey.evaluate import Setup, evaluate_job, main, summarize
-from harvester.sim.jockey.report import figure, table
+from harvester.sim.jockey.report import figure, load_results, table
 from harvester.sim.jockey.runner import Controlled, Static, reserved, run_once
 from harvester.sim.workload import build_job
 
@@ -72,7 +72,8 @@ def test_cli_writes_results_and_rejects_bad_input(tmp_path: Path, traces_dir: Pa
     args = ["--traces", str(traces_dir), "--out", str(tmp_path), "--jobs", "1", "--seeds", "1", "--cpa-runs", "3",
             "--levels", "5", "--workers", "1", "--scenarios", "nominal", "--factors", "3", "--limit", "3000"]
     assert main(args) == 0
-    result = json.loads((tmp_path / "jockey-results.json").read_text())
+    result = load_results(tmp_path / "jockey-results.json.gz")
+    assert result["rows"][0]["policy"] and result["rows"][0]["job"] == result["jobs"][0]["job"]
     assert result["summary"]["nominal"]["jockey"]["runs"] == 1 and result["jobs"][0]["tasks"] >= 200
     assert (tmp_path / "img" / "jockey.png").stat().st_size > 0
     assert main(args[:4] + ["--scenarios", "nope"]) == 2

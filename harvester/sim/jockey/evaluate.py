@@ -31,7 +31,6 @@ Per job (Alibaba 2018 DAGs, chosen by `select_jobs`):
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -47,7 +46,7 @@ from harvester.decisions.deadline_utility import DeadlineUtility
 from harvester.models.completion_time import AmdahlModel, allocation_levels, max_parallelism, precompute
 from harvester.models.job_model import fit_job_model
 from harvester.models.job_sim import CompiledJob, Disturbance, draw
-from harvester.sim.jockey.report import POLICIES, figure, table
+from harvester.sim.jockey.report import POLICIES, figure, save_results, table
 from harvester.sim.jockey.runner import Controlled, Static, run_once
 from harvester.sim.jockey.truth import Variability, prior_runs, true_model
 from harvester.sim.traces import load_jobs
@@ -280,7 +279,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harvester.sim.jockey.evaluate", description=__doc__.split("\n")[0])
     ap.add_argument("--traces", default="../shared/traces", help="the traces folder (holds alibaba-2018-batch-dags/)")
-    ap.add_argument("--out", default="docs/evaluation", help="writes jockey-results.json and img/jockey.png here")
+    ap.add_argument("--out", default="docs/evaluation", help="writes jockey-results.json.gz and img/jockey.png here")
     ap.add_argument("--jobs", type=int, default=Setup.jobs)
     ap.add_argument("--seeds", type=int, default=Setup.seeds)
     ap.add_argument("--cpa-runs", type=int, default=Setup.cpa_runs)
@@ -330,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["command"] = "python -m harvester.sim.jockey.evaluate " + " ".join(argv if argv is not None else sys.argv[1:])
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "jockey-results.json").write_text(json.dumps(_plain(result), indent=1) + "\n")
+    save_results(_plain(result), out / "jockey-results.json.gz")
     if not a.no_figure:
         figure(result, out / "img" / "jockey.png")
     print(table(result))

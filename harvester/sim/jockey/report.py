@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -98,16 +100,35 @@ def figure(result: dict[str, Any], path: str | Path) -> None:
     plt.close(fig)
 
 
+def save_results(result: dict[str, Any], path: str | Path) -> None:
+    """gzip'd JSON; rows as columns + data (one list per run), times rounded to 0.1 s."""
+    rows = result["rows"]
+    cols = list(rows[0]) if rows else []
+    packed = [[round(v, 1) if isinstance(v, float) else v for v in (r[c] for c in cols)] for r in rows]
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        json.dump({**result, "rows": {"columns": cols, "data": packed}}, fh, separators=(",", ":"))
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """The results file `save_results` wrote (rows back to one dict per run)."""
+    p = Path(path)
+    with (gzip.open(p, "rt", encoding="utf-8") if p.suffix == ".gz" else p.open(encoding="utf-8")) as fh:
+        result = json.load(fh)
+    rows = result.get("rows")
+    if isinstance(rows, dict):
+        result["rows"] = [dict(zip(rows["columns"], d)) for d in rows["data"]]
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m harvester.sim.jockey.report RESULTS.json OUT.png`: redraw the figure and print the table."""
-    import json
+    """`python -m harvester.sim.jockey.report RESULTS.json.gz OUT.png`: redraw the figure, print the table."""
     import sys
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
-        print("usage: python -m harvester.sim.jockey.report RESULTS.json OUT.png", file=sys.stderr)
+        print("usage: python -m harvester.sim.jockey.report RESULTS.json.gz OUT.png", file=sys.stderr)
         return 2
-    result = json.loads(Path(args[0]).read_text())
+    result = load_results(args[0])
     figure(result, args[1])
     print(table(result))
     return 0
