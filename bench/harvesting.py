@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harvester.advice.grpc_server import GrpcServer  # noqa: E402
-from harvester.advice.harvesting_state import HarvestingState  # noqa: E402
+from harvester.advice.harvesting_state import HarvestingBoard  # noqa: E402
 from harvester.advice.yarn_advisor import yarn_advisor_service  # noqa: E402
 from harvester.decisions.class_selection import ClassState  # noqa: E402
 from harvester.decisions.guard import GuardContext, evaluate  # noqa: E402
@@ -92,7 +92,7 @@ def bench_select(calls: int, repeats: int) -> dict[str, float]:
     model = TenantClassModel(1, 0.0, tuple(UtilizationClass(c.class_id, c.pattern, c.average, c.peak, 1, 1.0) for c in classes),
                              tuple(TenantAssignment(f"t{i}", c.class_id, c.pattern, c.average, c.peak, 0.0, 0.0, 1)
                                    for i, c in enumerate(classes)))
-    state = HarvestingState()
+    state = HarvestingBoard(Board())
     state.publish_model(model, ReserveTable(), {})
     state.publish_classes(classes)
     server = GrpcServer("127.0.0.1:0", Metrics(CollectorRegistry()), [yarn_advisor_service(state)])

@@ -1,14 +1,11 @@
 """Composition root (DESIGN.md principle 1): the one place that names concrete classes.
 
-`Harvester(settings)` builds the store, metrics, telemetry source, control loops and the two
-advice servers, in data-flow order; `start()` starts them, `stop()` stops them in reverse
-within the 5-second budget. Tests pass their own `clock`, `registry`, `source` and `actuator`.
-
-Loops: "telemetry" (poll the RM; each good poll also records new nodes' baselines and is
-folded into the per-tenant 2-minute slots), "refit" (classes + margins, daily or on demand),
-"guard" (capacity and kills every control period), "node-ordering" (the RM plug-in's node
-orders, right behind the guard), "jobs" (finished apps → job runs, when
-the RM is polled over REST), "retention" (prune old rows).
+`Harvester(settings)` builds, in data-flow order, the store, metrics, the ports (RM telemetry,
+RM actuator, NameNode JMX), the state board, the control plane's loops (harvester/control.py:
+the loop half of this root, which the simulator builds over simulated ports too) and the two
+advice servers reading the board; `start()` starts them, `stop()` stops them in reverse within
+the 5-second budget. Tests pass their own `clock`, `registry`, `source`, `actuator`, `store` and
+`job_runs` (the simulator's ports: tests/sim/test_live_root.py runs this root's loops on them).
 
 The embedded default (`cluster.source: embedded`) is the demo emulator: its tenant rules and
 host size apply when `harvesting.tenants` / `node_resources.physical_cores` are unset, the
@@ -29,63 +26,39 @@ from rm_client import RMClient, RMClientConfig
 from harvester import __version__
 from harvester.actuators.port import Actuator
 from harvester.actuators.rm import RMActuator
-from harvester.advice.hdfs_wiring import HDFS_SERVICE, build_hdfs
 from harvester.advice.admin_http import AdminServer, Request, Response
 from harvester.advice.constrained_placement import placement_services
 from harvester.advice.grpc_server import GrpcServer
 from harvester.advice.harvesting_http import classes_document, nodes_document
-from harvester.advice.harvesting_state import HarvestingState
-from harvester.advice.node_ordering_wiring import build_node_ordering
+from harvester.advice.hdfs_wiring import HDFS_SERVICE, hdfs_faces
+from harvester.advice.node_ordering_http import PATH as NODE_ORDERING_PATH, node_ordering_route
 from harvester.advice.yarn_advisor import yarn_advisor_service
+from harvester.board import Board
 from harvester.clock import Clock, RealClock, ScaledClock
-from harvester.config import RMSettings, Settings
+from harvester.config import Settings
 from harvester.config_harvesting import HarvestingSettings, TenantRule
-from harvester.decisions.strategy import configured_physical_cores, guard_strategy, selection_strategy
-from harvester.history.memory import MemoryHistoryStore
+from harvester.control import ControlPlane
+from harvester.decisions.strategy import configured_physical_cores, selection_strategy
+from harvester.emulator import demo
+from harvester.emulator.server import EmulatorServer
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.history.store import HistoryStore
-from harvester.loop.guard import GuardTick
-from harvester.loop.harvest_nodes import FoldTenantSlots, NodeRegistry
-from harvester.loop.job_runs import RecordJobRuns
-from harvester.loop.record_telemetry import RecordTelemetry
-from harvester.loop.refit import Refit
-from harvester.loop.retention import PruneHistory
+from harvester.loop.job_runs import JobRunSource
 from harvester.loop.runner import ControlLoop
 from harvester.models.tenant_slots import slot_start
 from harvester.observability.metrics import CONTENT_TYPE, Metrics
-from harvester.emulator import demo
-from harvester.emulator.server import EmulatorServer
+from harvester.rm_connect import rm_client_config
+from harvester.telemetry.namenode_jmx import NameNodeJmxClient
 from harvester.telemetry.rm import RMTelemetrySource
 from harvester.telemetry.rm_jobs import RMJobRuns
 from harvester.telemetry.source import TelemetrySource
-
-#: The refit loop checks this often whether a refit is due (refits follow refit_interval_s).
-REFIT_CHECK_S = 300.0
-#: Finished applications are read as job runs this often (Algorithm 1 lines 3-4).
-JOBS_INTERVAL_S = 60.0
 
 log = logging.getLogger(__name__)
 
 
 def open_store(settings: Settings) -> HistoryStore:
-    if settings.store.backend == "memory":
-        return MemoryHistoryStore()
-    return SqliteHistoryStore(settings.store.path)
-
-
-def rm_client_config(rm: RMSettings) -> RMClientConfig:
-    """The `rm:` settings as rm_client's config (a CA bundle implies verification)."""
-    return RMClientConfig(
-        urls=tuple(str(u) for u in rm.urls),
-        user=rm.user,
-        connect_timeout_s=rm.connect_timeout_s,
-        read_timeout_s=rm.read_timeout_s,
-        max_retries=rm.max_retries,
-        backoff_base_s=rm.backoff_base_s,
-        backoff_max_s=rm.backoff_max_s,
-        auth=rm.auth,
-        tls_verify=str(rm.ca_bundle) if rm.ca_bundle else rm.tls_verify,
-    )
+    """The SQLite history store: the configured file, or `:memory:` for `store.backend: memory`."""
+    return SqliteHistoryStore(":memory:" if settings.store.backend == "memory" else settings.store.path)
 
 
 def harvesting_settings(settings: Settings) -> HarvestingSettings:
@@ -116,11 +89,6 @@ def rm_source(h: HarvestingSettings, client: RMClient, name: str = "rm") -> RMTe
         list_containers=h.guard.kill_mechanism != "rm_overcommit",
         physical_cores=lambda node_id, hostname: configured_physical_cores(h, node_id, hostname),
     )
-
-
-def embedded_rm_url(settings: Settings) -> str:
-    """Where the built-in emulator answers (the configured address; port 0 is resolved at start)."""
-    return f"http://{settings.embedded.listen}"
 
 
 def start_embedded_cluster(settings: Settings, clock: Clock) -> tuple[EmulatorServer, demo.DemoLoad]:
@@ -176,6 +144,8 @@ class Harvester:
         registry: CollectorRegistry | None = None,
         source: TelemetrySource | None = None,
         actuator: Actuator | None = None,
+        store: HistoryStore | None = None,
+        job_runs: JobRunSource | None = None,
     ) -> None:
         self.settings = settings
         h = self.harvesting = harvesting_settings(settings)
@@ -186,52 +156,33 @@ class Harvester:
         if source is None and settings.cluster.source == "embedded":
             self.embedded, demo_load = start_embedded_cluster(settings, self.clock)
         self.metrics = Metrics(registry)
-        self.store = open_store(settings)
+        self.store = store if store is not None else open_store(settings)
         self.source = source or build_source(settings, self.embedded)
-        # YARN-H, in data-flow order: nodes and baselines → telemetry (+ slots) → refit → guard
-        self.state = HarvestingState(selection_strategy(h))
-        self.nodes = NodeRegistry(self.store, h)
-        fold = FoldTenantSlots(self.nodes, self.store, self.metrics, step_s=h.sample_step_s)
-        # HDFS-H reads the same tenant rules (with the embedded default's applied)
-        self.hdfs = build_hdfs(settings.model_copy(update={"harvesting": h}), self.metrics, self.store)
-        observers = (self.nodes.observe, fold) + ((self.hdfs.telemetry_observer,) if self.hdfs.telemetry_observer else ())
-        self.telemetry = RecordTelemetry(self.source, self.store, self.metrics, observers=observers)
         if h.actuate and actuator is None:
             actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock.now)
-        self.actuator = actuator if h.actuate else None
-        resolved = lambda: self.nodes.resolve(self.telemetry.latest())[0]  # noqa: E731 (nodes as of the last poll)
-        self.refit = Refit(self.store, self.state, self.metrics, h, resolved)
-        strategy = guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s)
-        self.guard = GuardTick(self.telemetry.latest, self.nodes, self.state, self.actuator, self.metrics, strategy)
+        s = settings.hdfs
+        self._namenode = None if not s.enabled else NameNodeJmxClient(
+            [str(u) for u in s.namenode_urls], connect_timeout_s=s.connect_timeout_s, read_timeout_s=s.read_timeout_s,
+            tls_verify=str(s.ca_bundle) if s.ca_bundle else s.tls_verify)
+        if job_runs is None and source is None:  # job runs come from the same RM's /apps
+            job_runs = RMJobRuns(rm_client_for(settings, self.embedded))
+        # the loops (data-flow order) publish on the board; the advice servers read it
+        self.board = Board()
+        self.control = ControlPlane(settings.model_copy(update={"harvesting": h}), self.board, source=self.source,
+                                    store=self.store, metrics=self.metrics, actuator=actuator, job_runs=job_runs,
+                                    namenode=self._namenode)
+        self.actuator = self.control.actuator
+        self.state, self.telemetry, self.refit, self.guard = (self.control.harvesting, self.control.telemetry,
+                                                              self.control.refit, self.control.guard)
         if demo_load is not None:
             backfill_demo_history(self.store, demo_load, self.clock.now(), h)
             self.refit.request()  # the first refit tick (at start) classifies the demo tenants at once
-        self.loops = [
-            ControlLoop("telemetry", settings.telemetry.poll_interval_s, self.telemetry, self.clock, self.metrics),
-            ControlLoop("refit", min(h.refit_interval_s, REFIT_CHECK_S), self.refit, self.clock, self.metrics),
-            ControlLoop("guard", h.control_period_s, self.guard, self.clock, self.metrics),
-        ]
-        if source is None:  # job runs come from the same RM's /apps (an injected source has none)
-            jobs = RecordJobRuns(RMJobRuns(rm_client_for(settings, self.embedded)), self.store, self.state,
-                                 self.metrics, h, resolved)
-            self.loops.append(ControlLoop("jobs", JOBS_INTERVAL_S, jobs, self.clock, self.metrics))
-        self.loops += [
-            ControlLoop(
-                "retention",
-                settings.store.prune_interval_s,
-                PruneHistory(self.store, settings.store.retention_days * 86400.0, self.metrics,
-                             raw_retention_s=settings.store.raw_samples_retention_days * 86400.0,
-                             job_runs_retention_s=max(settings.store.retention_days,
-                                                      h.job_length.history_days) * 86400.0),
-                self.clock,
-                self.metrics,
-            ),
-        ]
-        self.loops += [ControlLoop(name, interval, tick, self.clock, self.metrics) for name, interval, tick in self.hdfs.loops]
-        # The RM plug-in's node orders, derived each guard period (GET /v1/yarn/node-ordering, GetNodeOrdering)
-        self.orderings = build_node_ordering(h, self.state, self.metrics)
-        self.loops.append(ControlLoop("node-ordering", self.orderings.interval_s, self.orderings.tick, self.clock, self.metrics))
-        services = [yarn_advisor_service(self.state, self.metrics, orderings=self.orderings.board),
+        self.loops = [ControlLoop(spec.name, spec.interval_s, spec.tick, self.clock, self.metrics)
+                      for spec in self.control.loops]
+        self.hdfs = hdfs_faces(settings.hdfs, self.control.placement, self.store, self.metrics)
+        # the RM plug-in's node orders (GET /v1/yarn/node-ordering, gRPC GetNodeOrdering)
+        orderings = self.control.node_ordering
+        services = [yarn_advisor_service(self.state, self.metrics, selection=selection_strategy(h), orderings=orderings),
                     *([self.hdfs.service] if self.hdfs.service else [])]
         services += placement_services(self.telemetry.latest, self.clock, settings, self.metrics)
         self.grpc = GrpcServer(
@@ -249,7 +200,9 @@ class Harvester:
         self.admin.route("/v1/harvesting/refit", self._refit, methods=("POST",))
         for path, handler in self.hdfs.routes.items():
             self.admin.route(path, handler)
-        self.admin.route(self.orderings.path, self.orderings.route)
+        self.admin.route(NODE_ORDERING_PATH, node_ordering_route(
+            orderings, max_wait_s=h.node_ordering.long_poll_max_s,
+            waiters=lambda delta: self.metrics.record_advice_waiters("node_ordering", delta)))
         self._started_at: float | None = None
         self._stopped = threading.Event()
 
@@ -284,8 +237,9 @@ class Harvester:
         for loop in reversed(self.loops):
             if not loop.stop(timeout_s=1.0):
                 log.warning("loop did not stop in time", extra={"loop": loop.name})
-        self.hdfs.close()  # wakes long-polls and watch streams before the servers stop
-        self.orderings.close()
+        self.board.close()  # wakes long-polls and watch streams before the servers stop
+        if self._namenode is not None:
+            self._namenode.close()
         self.grpc.stop(self.settings.server.shutdown_grace_s)
         self.admin.stop()
         if self.embedded is not None:
@@ -313,7 +267,7 @@ class Harvester:
             actions = int(req.query.get("actions", ["50"])[0])
         except ValueError:
             return Response.json(400, {"error": "actions must be an integer"})
-        return Response.json(200, nodes_document(self.state.view().guard, self.guard.status(), actions=actions))
+        return Response.json(200, nodes_document(self.state.view().guard, self.state.guard_status(), actions=actions))
 
     def _refit(self, req: Request) -> Response:
         """POST /v1/harvesting/refit: refit now (in this request's thread), answer the new classes."""

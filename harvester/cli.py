@@ -1,6 +1,8 @@
 """The `harvester` command line (also `python -m harvester`).
 
 Exit status: 0 ok, 1 runtime failure (one line on stderr), 2 bad configuration or usage.
+Commands import what they need when they run, so `harvester --help` starts fast
+(bench/cli_start.py measures it).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from harvester import __version__
-from harvester.config import ConfigError, load_settings, schema_paths
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
@@ -31,6 +32,8 @@ def cmd_version(args: argparse.Namespace) -> int:
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:
+    from harvester.config import ConfigError, load_settings, schema_paths
+
     try:
         settings = load_settings(args.file)
     except ConfigError as exc:
@@ -41,6 +44,7 @@ def cmd_config_check(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from harvester.app import Harvester
+    from harvester.config import ConfigError, load_settings
     from harvester.history.store import StoreError
     from harvester.observability.logs import configure_logging
 
@@ -76,7 +80,7 @@ COMMAND_MODULES = (
     "harvester.cli_emulator",  # emulator serve
     "harvester.cli_tenants",   # tenants [--refit]
     "harvester.cli_hdfs",      # hdfs datanodes|table|choose|evaluate
-    "harvester.sim.cli",       # simulate, sweep, simulate-fit (and evaluate, when present)
+    "harvester.cli_sim",       # simulate, sweep, evaluate harvesting, simulate-fit
 )
 
 

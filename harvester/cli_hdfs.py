@@ -147,8 +147,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def add_evaluate_arguments(ap: argparse.ArgumentParser) -> None:
-    """Arguments of `harvester hdfs evaluate` / `python -m harvester.sim.evaluate_hdfs` (kept
-    here so that registering the CLI does not import the simulator)."""
+    """Arguments of `harvester hdfs evaluate` (kept here so that registering the CLI does not
+    import the simulator)."""
     ap.add_argument("--traces", type=Path, required=True, help="folder of the staged traces (../shared/traces)")
     ap.add_argument("--out", type=Path, default=Path("docs/evaluation"), help="report folder (default docs/evaluation)")
     ap.add_argument("--levels", type=float, nargs="+", default=[0.25, 0.5, 0.75], help="mean primary CPU levels")

@@ -49,7 +49,7 @@ def _plain(value: Any) -> Any:
 
 
 def _client(args: argparse.Namespace) -> RMClient:
-    from harvester.app import embedded_rm_url, rm_client_config
+    from harvester.rm_connect import embedded_rm_url, rm_client_config
     from harvester.config import load_settings
 
     if args.rm_url:

@@ -56,7 +56,7 @@ class LoggingSettings(_Section):
 
 
 class StoreSettings(_Section):
-    backend: Literal["sqlite", "memory"] = Field("sqlite", description="History store: sqlite (WAL file) or memory (tests, demos).")
+    backend: Literal["sqlite", "memory"] = Field("sqlite", description="History store: sqlite (WAL file) or memory (SQLite :memory:; tests, demos).")
     path: Path = Field(Path("var/harvester.db"), description="SQLite file (created with its folder).")
     retention_days: float = Field(35.0, gt=0, description="Per-tenant 2-minute slots older than this are pruned (the models use a 30-day window); job runs too, unless harvesting.job_length.history_days is longer.")
     raw_samples_retention_days: float = Field(2.0, gt=0, description="Raw per-poll node samples older than this are pruned (diagnosis only; models read the slots).")

@@ -30,9 +30,6 @@ class Resources:
     def fits_in(self, other: Resources) -> bool:
         return self.memory_mb <= other.memory_mb and self.vcores <= other.vcores
 
-    def clamp_min(self, floor: Resources) -> Resources:
-        return Resources(max(self.memory_mb, floor.memory_mb), max(self.vcores, floor.vcores))
-
     @staticmethod
     def zero() -> Resources:
         return Resources(0, 0)

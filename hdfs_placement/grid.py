@@ -94,9 +94,6 @@ class Grid:
         r = bisect_left(rows, reimages_per_server_month)
         return Cell(r, bisect_left(cols[r], peak_cpu))
 
-    def cell_storage(self, cell: Cell) -> float:
-        return self.cell_bytes[cell.index]
-
 
 def tenant_available_bytes(datanodes: Iterable[DataNode]) -> dict[str, int]:
     """Sum of the DataNodes' remaining bytes per primary tenant (input of ``TenantStats``)."""

@@ -37,10 +37,6 @@ class LiveState:
     remaining: np.ndarray
     busy: np.ndarray
 
-    @classmethod
-    def from_index(cls, index: PlacementIndex) -> LiveState:
-        return cls(index.remaining_np.copy(), index.busy_np.copy())
-
 
 class PlacementIndex:
     """Immutable lookups over one table. Node ``i`` is ``table.datanodes[i]``."""

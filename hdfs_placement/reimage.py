@@ -42,7 +42,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 MONTH_S = 30 * 86400.0
 
@@ -236,6 +235,8 @@ def check_against_paper(log: ReimageLog, server_tenant: np.ndarray, month_s: flo
     ]
     n_months = monthly.shape[1]
     if n_months >= 2:
+        from scipy.stats import rankdata  # imported where used (start-up cost)
+
         ranks = np.apply_along_axis(rankdata, 0, monthly)  # average rank per month
         group = np.minimum((3 * (ranks - 0.5) / monthly.shape[0]).astype(np.int64), 2)
         changes = (np.diff(group, axis=1) != 0).sum(axis=1)

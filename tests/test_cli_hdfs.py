@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from harvester.advice.admin_http import AdminServer
 from harvester.advice.grpc_server import GrpcServer
-from harvester.advice.hdfs_board import PlacementBoard
+from harvester.board.hdfs import PlacementBoard
 from harvester.advice.hdfs_grpc import hdfs_service
 from harvester.advice.hdfs_http import PATH, placement_table_route
 from harvester.cli_hdfs import register

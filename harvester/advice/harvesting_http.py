@@ -1,8 +1,9 @@
 """JSON documents of the harvesting read side: GET /v1/harvesting/classes and /nodes.
 
-Both are plain data built from published values (the `AdvisorView`, the guard loop's
-`GuardStatus`), shared by the admin HTTP routes and `harvester tenants` (which builds the
-classes document from the history store when it reads the store directly).
+Both are plain data built from values published on the state board (board/harvesting.py: the
+`HarvestingView`, the guard loop's `GuardStatus`), shared by the admin HTTP routes and
+`harvester tenants` (which builds the classes document from the history store when it reads
+the store directly).
 
 /v1/harvesting/classes: the current class model — classes (pattern, average and peak
 utilization, member tenants, nodes, reserve and why, current utilization when the guard has
@@ -22,12 +23,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
+from harvester.board.harvesting import GuardStatus
 from harvester.decisions.class_selection import ClassState
 from harvester.decisions.guard import GuardDecision
 from harvester.decisions.kills import KillRecord
 from harvester.decisions.reserve import ReserveTable
 from harvester.domain import Resources
-from harvester.loop.guard import GuardStatus
 from harvester.models.utilization_classes import TenantClassModel
 
 

@@ -1,6 +1,6 @@
 """gRPC `harvester.v1.HdfsPlacement`: the placement table and Algorithm 2 for tools and tests.
 
-Every method reads one immutable `Published` snapshot of the board (advice/hdfs_board.py), so
+Every method reads one immutable `Published` snapshot of the board (board/hdfs.py), so
 ChooseTargets, ChooseReplicaToDelete and VerifyPlacement run the very `hdfs_placement` code
 (and table) the NameNode plug-in uses, and report the `table_version` they used.
 
@@ -27,7 +27,7 @@ import numpy as np
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from harvester.advice.grpc_server import ServiceImpl
-from harvester.advice.hdfs_board import PlacementBoard, Published
+from harvester.board.hdfs import PlacementBoard, Published
 from harvester.observability.metrics import Metrics
 from harvester.v1 import hdfs_placement_pb2 as pb
 from harvester.v1 import hdfs_placement_pb2_grpc as pb_grpc

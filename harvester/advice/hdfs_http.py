@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harvester.advice.admin_http import Request, Response
-from harvester.advice.hdfs_board import PlacementBoard
 from harvester.advice.long_poll import RETRY_AFTER_S, etag, long_poll_route
+from harvester.board.hdfs import PlacementBoard
 from harvester.observability.metrics import Metrics
 
 __all__ = ["PATH", "RETRY_AFTER_S", "etag", "placement_table_route"]

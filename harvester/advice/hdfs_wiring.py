@@ -1,19 +1,17 @@
-"""HDFS-H's parts, built from settings for the composition root to wire (`build_hdfs`).
+"""HDFS-H's read side, built from settings for the composition root to wire (`hdfs_faces`).
 
-harvester/app.py stays the one place that starts things; this module only builds them:
+The HDFS-H loop (loop/hdfs_placement.py, built by harvester/control.py) publishes the table and
+its status on the state board (board/hdfs.py); this module builds what serves them, reading
+only the board and the history store:
 
-    hdfs = build_hdfs(settings, metrics, store)
-    for name, interval_s, tick in hdfs.loops:
-        loops.append(ControlLoop(name, interval_s, tick, clock, metrics))
-    GrpcServer(..., implementations=[*others, *([hdfs.service] if hdfs.service else [])],
-               unimplemented_reason=lambda name: hdfs.unimplemented_reason if name == HDFS_SERVICE else ...)
-    for path, handler in hdfs.routes.items():
+    faces = hdfs_faces(settings.hdfs, PlacementBoard(board), store, metrics)
+    GrpcServer(..., implementations=[*others, *([faces.service] if faces.service else [])],
+               unimplemented_reason=lambda name: faces.unimplemented_reason if name == HDFS_SERVICE else ...)
+    for path, handler in faces.routes.items():
         admin.route(path, handler)
-    status["hdfs"] = hdfs.status()        # in /status
-    observers.append(hdfs.telemetry_observer)   # RecordTelemetry, after the tenant-slot fold (if set)
-    ...; hdfs.close()                     # on stop, before the servers stop (wakes long-polls)
+    status["hdfs"] = faces.status()       # in /status
 
-With `hdfs.enabled: false` (the default) there are no loops, no routes, no service, and
+With `hdfs.enabled: false` (the default) there is no route and no service, and
 `unimplemented_reason` says how to enable it. Routes (all GET, JSON):
 - /v1/hdfs/placement-table — the plug-in's long-poll (advice/hdfs_http.py, docs/hdfs.md);
 - /v1/hdfs/grid — the current grid: every tenant's cell and the statistics it was fitted with;
@@ -23,40 +21,30 @@ With `hdfs.enabled: false` (the default) there are no loops, no routes, no servi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from harvester.advice.admin_http import Request, Response, Route
 from harvester.advice.grpc_server import ServiceImpl
-from harvester.advice.hdfs_board import PlacementBoard
 from harvester.advice.hdfs_grpc import SERVICE, hdfs_service
 from harvester.advice.hdfs_http import PATH, placement_table_route
-from harvester.config import Settings
-from harvester.domain import ClusterSnapshot
+from harvester.board.hdfs import PlacementBoard
+from harvester.config_hdfs import HdfsSettings
 from harvester.history.store import HistoryStore
-from harvester.loop.hdfs_placement import HdfsPlacementLoop, NameNodeSource
-from harvester.loop.runner import TickResult
 from harvester.observability.metrics import Metrics
-from harvester.telemetry.namenode_jmx import NameNodeJmxClient
 
 HDFS_SERVICE = SERVICE
-Tick = Callable[[float], TickResult]
 
 
 @dataclass
-class HdfsComponents:
-    """What `build_hdfs` hands to the composition root (see the module docstring)."""
+class HdfsFaces:
+    """What `hdfs_faces` hands to the composition root (see the module docstring)."""
 
-    loops: list[tuple[str, float, Tick]]
     service: ServiceImpl | None
     routes: dict[str, Route]
     status: Callable[[], dict[str, Any]]
-    close: Callable[[], None]
     unimplemented_reason: str = ""
-    # RecordTelemetry observer (register AFTER the tenant-slot fold): busy flags each telemetry tick
-    telemetry_observer: Callable[[ClusterSnapshot], Mapping[str, Any]] | None = None
-    board: PlacementBoard | None = field(default=None, repr=False)
 
 
 def _finite(x: float) -> float | None:
@@ -64,34 +52,16 @@ def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _disabled() -> HdfsComponents:
-    return HdfsComponents(
-        loops=[], service=None, routes={}, status=lambda: {"enabled": False}, close=lambda: None,
-        unimplemented_reason="HDFS-H is disabled: set hdfs.enabled: true and hdfs.namenode_urls",
-    )
-
-
-def build_hdfs(settings: Settings, metrics: Metrics, store: HistoryStore, *,
-               namenode: NameNodeSource | None = None) -> HdfsComponents:
-    """Build the HDFS-H loop, gRPC service and admin routes; `namenode` replaces the JMX client (tests)."""
-    s = settings.hdfs
+def hdfs_faces(s: HdfsSettings, board: PlacementBoard, store: HistoryStore, metrics: Metrics) -> HdfsFaces:
+    """The gRPC service and admin routes of HDFS-H over the board and the store."""
     if not s.enabled:
-        return _disabled()
-    client = None
-    if namenode is None:
-        client = NameNodeJmxClient(
-            [str(u) for u in s.namenode_urls], connect_timeout_s=s.connect_timeout_s, read_timeout_s=s.read_timeout_s,
-            tls_verify=str(s.ca_bundle) if s.ca_bundle else s.tls_verify,
-        )
-        namenode = client
-    board = PlacementBoard()
-    loop = HdfsPlacementLoop(hdfs=s, harvesting=settings.harvesting, namenode=namenode, store=store, board=board,
-                             metrics=metrics)
+        return HdfsFaces(service=None, routes={}, status=lambda: {"enabled": False},
+                         unimplemented_reason="HDFS-H is disabled: set hdfs.enabled: true and hdfs.namenode_urls")
 
     def status() -> dict[str, Any]:
         pub = board.current()
         versions = store.hdfs_table_versions(limit=10)
-        return {"enabled": True, **loop.status(), "published_version": pub.version if pub else None,
+        return {"enabled": True, **board.status(), "published_version": pub.version if pub else None,
                 "versions": [asdict(v) for v in versions]}
 
     def grid(req: Request) -> Response:
@@ -103,13 +73,7 @@ def build_hdfs(settings: Settings, metrics: Metrics, store: HistoryStore, *,
                                    "col_bounds": [[_finite(b) for b in row] for row in model.col_bounds],
                                    "tenants": [{"row": t.row, "col": t.col, **asdict(t.stats)} for t in model.tenants]})
 
-    def close() -> None:
-        board.close()
-        if client is not None:
-            client.close()
-
-    return HdfsComponents(
-        loops=[("hdfs-poll", s.poll_interval_s, loop.poll), ("hdfs-refit", s.refit_interval_s, loop.refit)],
+    return HdfsFaces(
         service=hdfs_service(board, metrics, default_block_size=s.default_block_size, max_watch_streams=s.max_watch_streams),
         routes={
             PATH: placement_table_route(board, metrics, max_wait_s=s.long_poll_max_s),
@@ -117,7 +81,4 @@ def build_hdfs(settings: Settings, metrics: Metrics, store: HistoryStore, *,
             "/v1/hdfs/status": lambda req: Response.json(200, status()),
         },
         status=status,
-        close=close,
-        telemetry_observer=lambda snapshot: loop.on_telemetry(snapshot.time),
-        board=board,
     )

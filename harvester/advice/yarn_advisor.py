@@ -1,4 +1,5 @@
-"""YarnAdvisor gRPC servicer (proto/harvester/v1/yarn_advisor.proto) over `HarvestingState`.
+"""YarnAdvisor gRPC servicer (proto/harvester/v1/yarn_advisor.proto) over the harvesting items of
+the state board (board/harvesting.py: what the refit, jobs and guard loops published).
 
 - SelectClasses: Algorithm 1 (decisions/class_selection.py) for one job against the classes'
   current state. Request validation answers INVALID_ARGUMENT with a message naming the field;
@@ -10,7 +11,7 @@
 - ListTenantClasses: the current model's classes, their tenants, node counts and reserves.
 - ListNodeCapacities: the guard's last decision per node (empty `node_ids` = all; ids the
   guard has no view of are left out; an empty id is INVALID_ARGUMENT).
-- GetNodeOrdering: the published node order (advice/node_ordering_http.py, the same data the
+- GetNodeOrdering: the published node order (board/node_ordering.py, the same data the
   RM plug-in long-polls) for the request's `job_type`, else for the queue's class in
   harvesting.node_ordering.queues; INVALID_ARGUMENT when neither names a class,
   FAILED_PRECONDITION before the first order is published (or without a board). `unchanged`
@@ -29,9 +30,11 @@ import numpy as np
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from harvester.advice.grpc_server import ServiceImpl
-from harvester.advice.harvesting_state import HarvestingState
-from harvester.advice.node_ordering_http import NodeOrderingBoard
+from harvester.board.harvesting import HarvestingBoard
+from harvester.board.node_ordering import NodeOrderings
+from harvester.board.versioned_board import VersionedBoard
 from harvester.decisions.class_selection import characterize, select_classes
+from harvester.decisions.strategy import DEFAULT_SELECTION, SelectionStrategy
 from harvester.domain import Resources
 from harvester.models.job_history import DemandError, JobType, Stage
 from harvester.models.patterns import Pattern
@@ -62,16 +65,18 @@ def _resources(r: Resources) -> common_pb2.Resources:
 
 
 class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
-    def __init__(self, state: HarvestingState, metrics: Metrics | None = None, *, seed: int | None = None,
-                 orderings: NodeOrderingBoard | None = None) -> None:
-        self._state = state
+    def __init__(self, board: HarvestingBoard, selection: SelectionStrategy = DEFAULT_SELECTION,
+                 metrics: Metrics | None = None, *, seed: int | None = None,
+                 orderings: VersionedBoard[NodeOrderings] | None = None) -> None:
+        self._board = board
+        self._selection = selection
         self._orderings = orderings
         self._metrics = metrics
         self._rng = np.random.default_rng(seed)
         self._rng_lock = threading.Lock()
 
     def SelectClasses(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802 (generated name)
-        view = self._state.view()
+        view = self._board.view()
         container = Resources(request.container.memory_mb, request.container.vcores)
         if not request.HasField("container") or container.memory_mb <= 0 or container.vcores <= 0:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "container: memory_mb and vcores must both be > 0")
@@ -88,7 +93,7 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
         dag = [Stage(s.name, s.tasks, tuple(s.parents)) for s in request.dag]
         try:
             job = characterize(
-                request.job_name, history=view.jobs, fallback_thresholds=view.selection.fallback_thresholds,
+                request.job_name, history=view.jobs, fallback_thresholds=self._selection.fallback_thresholds,
                 container=container, last_run_s=last_run, max_concurrent=request.max_concurrent_containers, dag=dag,
             )
         except DemandError as exc:
@@ -96,11 +101,11 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
             context.abort(code, str(exc))
         if request.HasField("seed"):
             selection = select_classes(job, view.table, np.random.default_rng(request.seed),
-                                       weights=view.selection.weights, model_version=view.model.version)
+                                       weights=self._selection.weights, model_version=view.model.version)
         else:
             with self._rng_lock:
                 selection = select_classes(job, view.table, self._rng,
-                                           weights=view.selection.weights, model_version=view.model.version)
+                                           weights=self._selection.weights, model_version=view.model.version)
         if self._metrics is not None:
             self._metrics.record_decision("select_classes", time.perf_counter() - started)
         return yarn_advisor_pb2.SelectClassesResponse(
@@ -119,7 +124,7 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
         )
 
     def ListTenantClasses(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
-        view = self._state.view()
+        view = self._board.view()
         model = view.model
         if model is None:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no utilization classes are fitted and published yet")
@@ -142,7 +147,7 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
     def ListNodeCapacities(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         if any(not n for n in request.node_ids):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "node_ids must not contain empty ids")
-        decision = self._state.view().guard
+        decision = self._board.view().guard
         if decision is None:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, "the guard has not decided yet")
         wanted = set(request.node_ids)
@@ -180,11 +185,12 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
                                              job_type=JOB_TYPE_PB[job_type])
 
 
-def yarn_advisor_service(state: HarvestingState, metrics: Metrics | None = None, *, seed: int | None = None,
-                         orderings: NodeOrderingBoard | None = None) -> ServiceImpl:
+def yarn_advisor_service(board: HarvestingBoard, metrics: Metrics | None = None, *, seed: int | None = None,
+                         selection: SelectionStrategy = DEFAULT_SELECTION,
+                         orderings: VersionedBoard[NodeOrderings] | None = None) -> ServiceImpl:
     """The `ServiceImpl` to hand to `GrpcServer` (the composition root calls this)."""
     return ServiceImpl(
         "harvester.v1.YarnAdvisor",
-        YarnAdvisorServicer(state, metrics, seed=seed, orderings=orderings),
+        YarnAdvisorServicer(board, selection, metrics, seed=seed, orderings=orderings),
         yarn_advisor_pb2_grpc.add_YarnAdvisorServicer_to_server,
     )

@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from harvester.config_harvesting import HarvestingSettings
-from harvester.decisions.class_selection import Weights
+from harvester.decisions.class_selection import DEFAULT_WEIGHTS, Weights
 from harvester.decisions.reserve import ReservePolicy
 from harvester.domain import Resources
 from harvester.models.job_history import JobType, LengthThresholds
@@ -94,73 +94,137 @@ class SelectionStrategy:
     min_runs: int = 10
 
 
-def _matches(node: NodeIdentity, nodes: list[str], pattern: str | None) -> bool:
-    if node.node_id in nodes or node.hostname in nodes:
-        return True
-    return pattern is not None and re.search(pattern, node.hostname) is not None
+#: Algorithm 1's weights and cold-start thresholds when the composition root gives none.
+DEFAULT_SELECTION = SelectionStrategy(DEFAULT_WEIGHTS, LengthThresholds(300.0, 3600.0, "configured defaults (cold start)"))
 
 
-def _sizes(h: HarvestingSettings, node: NodeIdentity) -> dict[str, float | int | None]:
-    nr = h.node_resources
+class _Matcher:
+    """Rules with `nodes` lists and/or a `hostname_pattern`, compiled once for many lookups: a
+    rule matches a node whose id or hostname is listed, or whose hostname the pattern finds."""
+
+    def __init__(self, rules: Sequence[tuple[Sequence[str], str | None]]) -> None:
+        self._listed: dict[str, list[int]] = {}
+        for i, (names, _) in enumerate(rules):
+            for name in names:
+                self._listed.setdefault(name, []).append(i)
+        self._patterns = [(i, re.compile(p)) for i, (_, p) in enumerate(rules) if p is not None]
+
+    def matches(self, node: NodeIdentity) -> list[int]:
+        """Indexes of every rule that matches, in rule order."""
+        hits = set(self._listed.get(node.node_id, ())) | set(self._listed.get(node.hostname, ()))
+        hits.update(i for i, rx in self._patterns if rx.search(node.hostname) is not None)
+        return sorted(hits)
+
+    def first(self, node: NodeIdentity) -> int | None:
+        listed = self._listed.get(node.node_id, []) + self._listed.get(node.hostname, [])
+        best = min(listed) if listed else None
+        for i, rx in self._patterns:
+            if best is not None and i >= best:
+                break
+            if rx.search(node.hostname) is not None:
+                return i
+        return best
+
+
+class _Rules:
+    """The tenant rules and the size overrides of one `harvesting:` section, compiled."""
+
+    def __init__(self, h: HarvestingSettings) -> None:
+        self.h = h
+        self.tenants = _Matcher([(r.nodes, r.hostname_pattern) for r in h.tenants])
+        self.overrides = _Matcher([(o.nodes, o.hostname_pattern) for o in h.node_resources.overrides])
+
+
+def _sizes(rules: _Rules, node: NodeIdentity) -> dict[str, float | int | None]:
+    nr = rules.h.node_resources
     sizes: dict[str, float | int | None] = {
         "physical_cores": nr.physical_cores, "vcores": nr.vcores, "memory_mb": nr.memory_mb,
         "host_memory_mb": nr.host_memory_mb,
     }
-    for o in nr.overrides:
-        if _matches(node, o.nodes, o.hostname_pattern):
-            for key in sizes:
-                value = getattr(o, key)
-                if value is not None:
-                    sizes[key] = value
+    for i in rules.overrides.matches(node):
+        o = nr.overrides[i]
+        for key in sizes:
+            value = getattr(o, key)
+            if value is not None:
+                sizes[key] = value
     return sizes
 
 
 def configured_physical_cores(h: HarvestingSettings, node_id: str, hostname: str) -> float | None:
     """Physical cores of a host from `node_resources` (defaults, then overrides); None if unset."""
-    cores = _sizes(h, NodeIdentity(node_id, hostname))["physical_cores"]
+    cores = _sizes(_Rules(h), NodeIdentity(node_id, hostname))["physical_cores"]
     return None if cores is None else float(cores)
+
+
+def _tenant(rules: _Rules, node: NodeIdentity) -> tuple[str, str] | None:
+    i = rules.tenants.first(node)
+    if i is not None:
+        rule = rules.h.tenants[i]
+        return rule.tenant, rule.environment
+    if rules.h.unmatched_nodes == "ignore":
+        return None
+    return node.hostname or node.node_id, ""
 
 
 def resolve_tenant(h: HarvestingSettings, node: NodeIdentity) -> tuple[str, str] | None:
     """(tenant, environment) of a node by the tenant rules; None when `unmatched_nodes: ignore`
     and no rule matches. Shared by YARN nodes and HDFS DataNodes (same hosts, same tenants)."""
-    rule = next((r for r in h.tenants if _matches(node, r.nodes, r.hostname_pattern)), None)
-    if rule is not None:
-        return rule.tenant, rule.environment
-    if h.unmatched_nodes == "ignore":
-        return None
-    return node.hostname or node.node_id, ""
+    return _tenant(_Rules(h), node)
+
+
+def _resolve(rules: _Rules, node: NodeIdentity) -> NodeStrategy | str:
+    """The node's strategy, or why it is left out."""
+    owner = _tenant(rules, node)
+    if owner is None:
+        return "no tenant rule matches (unmatched_nodes: ignore)"
+    tenant, env = owner
+    s = _sizes(rules, node)
+    cores = s["physical_cores"] if s["physical_cores"] is not None else node.physical_cores
+    base = node.baseline
+    vcores = s["vcores"] if s["vcores"] is not None else (base.vcores if base else None)
+    memory = s["memory_mb"] if s["memory_mb"] is not None else (base.memory_mb if base else None)
+    if not cores or cores <= 0:
+        return "physical cores unknown (harvesting.node_resources.physical_cores)"
+    if not vcores or memory is None or vcores <= 0:
+        return "NodeManager capacity unknown (node_resources.vcores / memory_mb, or a first observation)"
+    host_mem = s["host_memory_mb"]
+    return NodeStrategy(node.node_id, node.hostname, tenant, env, float(cores), Resources(int(memory), int(vcores)),
+                        None if host_mem is None else int(host_mem))
+
+
+class NodeResolver:
+    """`resolve_nodes` for one `harvesting:` section: the rules compiled once, and each node
+    identity's answer remembered (a loop resolves the same nodes every few seconds)."""
+
+    MEMO_MAX = 200_000  # identities remembered before the memo starts over
+
+    def __init__(self, h: HarvestingSettings) -> None:
+        self._rules = _Rules(h)
+        self._memo: dict[NodeIdentity, NodeStrategy | str] = {}
+
+    def resolve(self, nodes: Iterable[NodeIdentity]) -> tuple[dict[str, NodeStrategy], dict[str, str]]:
+        """(strategy per harvested node, reason per node left out)."""
+        memo = self._memo
+        if len(memo) > self.MEMO_MAX:
+            memo.clear()
+        resolved: dict[str, NodeStrategy] = {}
+        left_out: dict[str, str] = {}
+        for node in nodes:
+            got = memo.get(node)
+            if got is None:
+                got = memo[node] = _resolve(self._rules, node)
+            if isinstance(got, str):
+                left_out[node.node_id] = got
+            else:
+                resolved[node.node_id] = got
+        return resolved, left_out
 
 
 def resolve_nodes(
     h: HarvestingSettings, nodes: Iterable[NodeIdentity]
 ) -> tuple[dict[str, NodeStrategy], dict[str, str]]:
     """(strategy per harvested node, reason per node left out)."""
-    resolved: dict[str, NodeStrategy] = {}
-    left_out: dict[str, str] = {}
-    for node in nodes:
-        owner = resolve_tenant(h, node)
-        if owner is None:
-            left_out[node.node_id] = "no tenant rule matches (unmatched_nodes: ignore)"
-            continue
-        tenant, env = owner
-        s = _sizes(h, node)
-        cores = s["physical_cores"] if s["physical_cores"] is not None else node.physical_cores
-        base = node.baseline
-        vcores = s["vcores"] if s["vcores"] is not None else (base.vcores if base else None)
-        memory = s["memory_mb"] if s["memory_mb"] is not None else (base.memory_mb if base else None)
-        if not cores or cores <= 0:
-            left_out[node.node_id] = "physical cores unknown (harvesting.node_resources.physical_cores)"
-            continue
-        if not vcores or memory is None or vcores <= 0:
-            left_out[node.node_id] = "NodeManager capacity unknown (node_resources.vcores / memory_mb, or a first observation)"
-            continue
-        host_mem = s["host_memory_mb"]
-        resolved[node.node_id] = NodeStrategy(
-            node.node_id, node.hostname, tenant, env, float(cores), Resources(int(memory), int(vcores)),
-            None if host_mem is None else int(host_mem),
-        )
-    return resolved, left_out
+    return NodeResolver(h).resolve(nodes)
 
 
 def guard_strategy(h: HarvestingSettings, *, telemetry_stale_after_s: float) -> GuardStrategy:

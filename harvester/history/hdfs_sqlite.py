@@ -13,10 +13,12 @@ import threading
 from typing import Callable, Sequence
 
 from harvester.decisions.hdfs_table import PublishedVersion
-from harvester.history.hdfs_memory import TABLE_VERSIONS_KEPT
 from harvester.models.hdfs_grid_model import GridModel, GridTenant
 from harvester.models.hdfs_tenant_stats import TenantStatsRow
 from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
+
+#: Published-version records kept (older ones are dropped on append).
+TABLE_VERSIONS_KEPT = 1000
 
 _TENANT_COLUMNS = (
     "tenant, environment, reimages_per_server_month, peak_cpu, available_bytes, datanodes, reimage_events, "

@@ -1,7 +1,10 @@
-"""SQLite history store: the embedded default. WAL mode, schema versioned and migrated on open.
+"""SQLite history store: the one implementation of `HistoryStore`. WAL mode, schema versioned
+and migrated on open (history/migrations.py; files of any older version are upgraded in place).
 
-One connection guarded by a lock: the loops write from their own threads and the advice
-servers read from theirs; SQLite serialises writers anyway and WAL lets readers proceed.
+`SqliteHistoryStore(path)` opens a file (live); `SqliteHistoryStore(":memory:")` a private
+in-memory database (tests, `store.backend: memory`, the simulator's loops). One connection
+guarded by a lock: the loops write from their own threads and the advice servers read from
+theirs; SQLite serialises writers anyway and WAL lets readers proceed.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The `HistoryStore` port (DESIGN.md principle 5).
 
-Contract, shared by every implementation and checked by one parametrized test suite:
+Contract (tests/history check it against the one implementation, history/sqlite.py, on a file
+and on `:memory:`):
 - writes are appends; `append_*` returns how many rows were stored;
 - reads return rows ordered by time then node id, within `[since, until)`;
 - `prune(before)` removes raw node samples older than `before` and returns counts per table
@@ -91,7 +92,7 @@ class HistoryStore(Protocol):
     # Reimages (detected from NameNode JMX) are appended and read ordered by time then
     # hostname within `[since, until)`. DataNode observations are upserted by LiveNodes name.
     # Published table versions: one record per version, newest first on read; only the
-    # newest 1,000 are kept (history/hdfs_memory.TABLE_VERSIONS_KEPT).
+    # newest 1,000 are kept (history/hdfs_sqlite.TABLE_VERSIONS_KEPT).
 
     def save_hdfs_grid(self, model: GridModel) -> int: ...
 

@@ -1,5 +1,5 @@
 """Control loops: components that run one reconcile tick every interval on an injected Clock."""
 
-from harvester.loop.runner import ControlLoop, TickResult
+from harvester.loop.runner import ControlLoop, LoopSpec, TickResult
 
-__all__ = ["ControlLoop", "TickResult"]
+__all__ = ["ControlLoop", "LoopSpec", "TickResult"]

@@ -14,9 +14,12 @@ One tick, in order:
    the published class model and reserves (cold-start reserve without a model);
 4. with `actuate`, the actions go to the actuator (rm: actuators/rm.py) once; what was sent
    updates the kill records and the last push per node;
-5. the decision and the classes' current state are published for the read side (gRPC
+5. the decision, the classes' current state and the loop's own status (kills in flight, the
+   bounded log of the last actions with their stimulus, formula and fate — principle 4) are
+   published on the state board (board/harvesting.py) for the read side (gRPC
    ListNodeCapacities / SelectClasses, GET /v1/harvesting/nodes) and recorded in metrics.
-A bounded log keeps the last actions with their stimulus, formula and fate (principle 4).
+The same object runs live (a `ControlLoop` thread) and in the simulator (the engine ticks it on
+simulated time with `SimTelemetrySource` / `SimActuator`; harvester/control.py builds both).
 """
 
 from __future__ import annotations
@@ -24,11 +27,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, deque
-from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable
 
 from harvester.actuators.port import Actuator
-from harvester.advice.harvesting_state import HarvestingState
+from harvester.board.harvesting import ActionLogEntry, GuardStatus, HarvestingBoard
 from harvester.decisions.arbiter import PushRecord
 from harvester.decisions.class_view import class_states, nodes_per_class
 from harvester.decisions.guard import GuardContext, GuardDecision, evaluate
@@ -42,29 +44,6 @@ from harvester.observability.metrics import Metrics
 LOG_SIZE = 500
 
 
-@dataclass(frozen=True, slots=True)
-class ActionLogEntry:
-    """One action the guard decided: what, why (its formula), and what became of it."""
-
-    at: float
-    stimulus_id: str
-    kind: str          # set_capacity | kill
-    target: str        # node id or container id
-    detail: str        # capacity and overCommitTimeout, or the signal
-    reason: str
-    fate: str          # sent | dry-run | not sent | failed: <error>
-
-
-@dataclass(frozen=True)
-class GuardStatus:
-    """The guard loop's own state, for GET /v1/harvesting/nodes."""
-
-    actuate: bool
-    kills: tuple[KillRecord, ...] = ()
-    finished_kills: tuple[KillRecord, ...] = ()
-    left_out: Mapping[str, str] = field(default_factory=dict)
-    recent: tuple[ActionLogEntry, ...] = ()
-    last_acted_snapshot: float | None = None
 
 
 def _describe(a: Action) -> tuple[str, str, str]:
@@ -77,19 +56,17 @@ def _describe(a: Action) -> tuple[str, str, str]:
 
 
 class GuardTick:
-    """`tick(now)`: one guard period (module docstring); thread-safe `status()`."""
+    """`tick(now)`: one guard period (module docstring)."""
 
-    def __init__(self, latest: Callable[[], ClusterSnapshot | None], registry: NodeRegistry, state: HarvestingState,
+    def __init__(self, latest: Callable[[], ClusterSnapshot | None], registry: NodeRegistry, board: HarvestingBoard,
                  actuator: Actuator | None, metrics: Metrics, strategy: GuardStrategy) -> None:
         self._latest = latest
         self._registry = registry
-        self._state = state
+        self._board = board
         self._actuator = actuator
         self._metrics = metrics
         self._strategy = strategy
-        self._lock = threading.Lock()          # one tick at a time
-        self._status_lock = threading.Lock()   # the read side's copy (status())
-        self._status = GuardStatus(self.actuating)
+        self._lock = threading.Lock()  # one tick at a time
         self._last_pushed: dict[str, PushRecord] = {}
         self._kills: dict[str, KillRecord] = {}
         self._finished: deque[KillRecord] = deque(maxlen=LOG_SIZE)
@@ -98,21 +75,19 @@ class GuardTick:
         self._acted_on: float | None = None
         self._seq = 0
         self._dry_kills: frozenset[tuple[str, ...]] = frozenset()  # dry run: kills decided last tick
+        board.publish_guard_status(GuardStatus(self.actuating))
 
     @property
     def actuating(self) -> bool:
         return self._actuator is not None
 
     def status(self) -> GuardStatus:
-        """The state as of the end of the last tick (never waits for a tick in progress)."""
-        with self._status_lock:
-            return self._status
+        """The state as of the end of the last tick, as published (never waits for a tick in progress)."""
+        return self._board.guard_status()
 
     def _publish_status(self) -> None:
-        status = GuardStatus(self.actuating, tuple(self._kills.values()), tuple(self._finished),
-                             dict(self._left_out), tuple(self._log), self._acted_on)
-        with self._status_lock:
-            self._status = status
+        self._board.publish_guard_status(GuardStatus(self.actuating, tuple(self._kills.values()), tuple(self._finished),
+                                                     dict(self._left_out), tuple(self._log), self._acted_on))
 
     def _take_errors(self) -> list[ActionError]:
         errors = self._actuator.poll_errors() if self._actuator is not None else []
@@ -127,7 +102,7 @@ class GuardTick:
         self._metrics.record_action_errors(Counter(_describe(e.action)[0] for e in errors))
         return errors
 
-    def __call__(self, now: float) -> TickResult:
+    def tick(self, now: float) -> TickResult:
         with self._lock:
             errors = self._take_errors()
             snap = self._latest()
@@ -148,7 +123,7 @@ class GuardTick:
             self._kills, gone = reconcile(self._kills, snap)
             self._finished.extend(gone)
         nodes, self._left_out = self._registry.resolve(snap)
-        view = self._state.view()
+        view = self._board.view()
         model = view.model
         self._seq += 1
         stimulus = f"guard-{now:.0f}-{self._seq}"
@@ -163,13 +138,13 @@ class GuardTick:
         self._record(decision, sent, now)
         if snap is not None:
             self._acted_on = snap.time
-        self._state.publish_guard(decision)
-        if model is not None:
+        if model is None:
+            self._board.publish_guard(decision)
+        else:
             class_nodes = nodes_per_class(model, nodes)
-            if class_nodes != dict(view.class_nodes):
-                self._state.publish_class_nodes(class_nodes)
-            self._state.publish_classes(class_states(model, view.reserves, nodes, snap, now=now,
-                                                     stale_after_s=self._strategy.stale_after_s, guard=decision))
+            self._board.publish_guard(decision, class_nodes=class_nodes if class_nodes != dict(view.class_nodes) else None,
+                                      classes=class_states(model, view.reserves, nodes, snap, now=now,
+                                                           stale_after_s=self._strategy.stale_after_s, guard=decision))
         self._metrics.record_harvest(decision.harvested_vcores_by_node(), decision.harvested_vcores_by_class())
         self._metrics.record_capacity_outcomes(decision.outcomes())
         if self._actuator is not None:

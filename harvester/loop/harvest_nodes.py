@@ -19,7 +19,7 @@ import threading
 from typing import Any, Mapping
 
 from harvester.config_harvesting import HarvestingSettings
-from harvester.decisions.strategy import NodeIdentity, NodeStrategy, resolve_nodes
+from harvester.decisions.strategy import NodeIdentity, NodeResolver, NodeStrategy
 from harvester.domain import ClusterSnapshot, NodeBaseline
 from harvester.history.store import HistoryStore
 from harvester.models.tenant_slots import aggregate_poll
@@ -32,6 +32,9 @@ class NodeRegistry:
     def __init__(self, store: HistoryStore, harvesting: HarvestingSettings) -> None:
         self._store = store
         self._h = harvesting
+        self._resolver = NodeResolver(harvesting)
+        self._last: tuple[ClusterSnapshot, int, tuple[dict[str, NodeStrategy], dict[str, str]]] | None = None
+        self._generation = 0  # bumped when a baseline is added: resolutions of older snapshots are stale
         self._lock = threading.Lock()
         self._baselines: dict[str, NodeBaseline] = store.node_baselines()
 
@@ -54,18 +57,27 @@ class NodeRegistry:
             if new:
                 self._store.record_node_baselines(new)
                 self._baselines.update((b.node_id, b) for b in new)
+                self._generation += 1
         return {"new_nodes": len(new)} if new else {}
 
     def resolve(self, snapshot: ClusterSnapshot | None) -> tuple[dict[str, NodeStrategy], dict[str, str]]:
-        """(strategy per harvested node of the snapshot, why each other node is left out)."""
+        """(strategy per harvested node of the snapshot, why each other node is left out).
+
+        The answer for the last snapshot is kept: the slot fold, the guard and the refit all
+        resolve the newest one (callers must not change the returned dicts)."""
         if snapshot is None:
             return {}, {}
-        base = self.baselines()
-        ids = []
-        for n in snapshot.nodes:
-            b = base.get(n.node_id)
-            ids.append(NodeIdentity(n.node_id, n.hostname, b.resources if b else None, n.physical_cores))
-        return resolve_nodes(self._h, ids)
+        with self._lock:
+            if self._last is not None and self._last[0] is snapshot and self._last[1] == self._generation:
+                return self._last[2]
+            base = self._baselines
+            ids = []
+            for n in snapshot.nodes:
+                b = base.get(n.node_id)
+                ids.append(NodeIdentity(n.node_id, n.hostname, b.resources if b else None, n.physical_cores))
+            result = self._resolver.resolve(ids)
+            self._last = (snapshot, self._generation, result)
+            return result
 
 
 class FoldTenantSlots:

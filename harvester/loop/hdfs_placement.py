@@ -8,8 +8,9 @@
 4. recomputes busy flags from each tenant's current primary CPU (loop/hdfs_inputs.py) with
    hysteresis (decisions/hdfs_table.busy_flags) — also after every telemetry poll when
    `on_telemetry` is registered as a RecordTelemetry observer (after the tenant-slot fold);
-5. publishes a new table version on the board when something material changed
-   (decisions/hdfs_table.next_table), persisting the version and its reasons.
+5. publishes a new table version on the state board (board/hdfs.py) when something material
+   changed (decisions/hdfs_table.next_table), persisting the version and its reasons; after
+   every tick the loop's status (NameNode, grid, last summaries) is published there too.
 A poll before any grid exists (first start, empty store) fits one first.
 
 `HdfsPlacementLoop.refit(now)` (every `hdfs.refit_interval_s`): the grid of Algorithm 2
@@ -31,7 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from harvester.advice.hdfs_board import PlacementBoard
+from harvester.board.hdfs import PlacementBoard
 from harvester.config_harvesting import HarvestingSettings
 from harvester.config_hdfs import HdfsSettings
 from harvester.decisions.hdfs_table import PublishedVersion, busy_flags, datanodes_of, next_table
@@ -83,6 +84,7 @@ class HdfsPlacementLoop:
         self._next_version = last[0].version + 1 if last else 1
         self._published: PlacementTable | None = None
         self._last: dict[str, Any] = {}
+        board.publish_status(self._status())
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -109,6 +111,7 @@ class HdfsPlacementLoop:
                 summary["refit"] = self._refit(now)
             summary.update(self._publish(now))
             self._last["poll"] = summary
+            self._board.publish_status(self._status())
             return TickResult(summary)
 
     def on_telemetry(self, now: float) -> dict[str, Any]:
@@ -180,6 +183,7 @@ class HdfsPlacementLoop:
             summary["refit"] = self._refit(now)
             summary.update(self._publish(now))
             self._last["refit"] = summary
+            self._board.publish_status(self._status())
             return TickResult(summary)
 
     def _refit(self, now: float) -> dict[str, Any]:
@@ -219,14 +223,11 @@ class HdfsPlacementLoop:
         return {**model.summary(), "reimage_events": sum(counts.values()), "cpu_source": cpu_source,
                 "reimage_log": str(log_path) if log_path else None}
 
-    # --- read side ------------------------------------------------------------------------
-
-    def status(self) -> dict[str, Any]:
-        """For /status: the grid, the published version and the last ticks' summaries."""
-        with self._lock:
-            return {
-                "namenode": self._info.url if self._info else None,
-                "grid": self._model.summary() if self._model else None,
-                "table_version": self._published.version if self._published else None,
-                "last": dict(self._last),
-            }
+    def _status(self) -> dict[str, Any]:
+        """For /status (published on the board): the grid, the published version and the last ticks' summaries."""
+        return {
+            "namenode": self._info.url if self._info else None,
+            "grid": self._model.summary() if self._model else None,
+            "table_version": self._published.version if self._published else None,
+            "last": dict(self._last),
+        }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
-from harvester.advice.harvesting_state import HarvestingState
+from harvester.board.harvesting import HarvestingBoard
 from harvester.config_harvesting import HarvestingSettings
 from harvester.decisions.strategy import NodeStrategy
 from harvester.history.store import HistoryStore
@@ -28,17 +28,17 @@ class JobRunSource(Protocol):
 
 
 class RecordJobRuns:
-    def __init__(self, source: JobRunSource, store: HistoryStore, state: HarvestingState, metrics: Metrics,
+    def __init__(self, source: JobRunSource, store: HistoryStore, board: HarvestingBoard, metrics: Metrics,
                  harvesting: HarvestingSettings, nodes: Callable[[], dict[str, NodeStrategy]]) -> None:
         self._source = source
         self._store = store
-        self._state = state
+        self._board = board
         self._metrics = metrics
         self._h = harvesting
         self._nodes = nodes
         self._since: float | None = None
 
-    def __call__(self, now: float) -> TickResult:
+    def tick(self, now: float) -> TickResult:
         window = self._h.job_length.history_days * DAY_S
         since = now - window if self._since is None else self._since - OVERLAP_S
         runs = self._source.poll(since)
@@ -46,5 +46,5 @@ class RecordJobRuns:
         self._metrics.record_rows_written("job_runs", written)
         self._since = now
         history = self._store.job_runs(since=now - window)
-        self._state.publish_jobs(job_history(history, self._h, self._state.view().model, self._nodes()))
+        self._board.publish_jobs(job_history(history, self._h, self._board.view().model, self._nodes()))
         return TickResult({"new_runs": written, "runs_in_window": len(history)})

@@ -1,18 +1,21 @@
 """Tick that derives the RM plug-in's node orders from the published harvesting state.
 
-Every guard period: read the current `AdvisorView` (the guard's last decision, the classes'
-current state, Algorithm 1's ranking weights), order the nodes per job-length class
-(decisions/node_ordering.py) and publish them on the node-ordering board, which GET
-/v1/yarn/node-ordering (the RM plug-in's long-poll) and gRPC GetNodeOrdering read. A new
-version is published only when an order changes (advice/versioned_board.py).
+Every guard period, right behind the guard: read the harvesting view on the state board (the
+guard's last decision, the classes' current state), order the nodes per job-length class with
+Algorithm 1's ranking weights (decisions/node_ordering.py) and publish them as the board's
+node-ordering item (board/node_ordering.py), which GET /v1/yarn/node-ordering (the RM
+plug-in's long-poll) and gRPC GetNodeOrdering read. A new version is published only when an
+order changes (board/versioned_board.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harvester.advice.harvesting_state import HarvestingState
-from harvester.advice.node_ordering_http import NodeOrderingBoard, NodeOrderings, publish
+from harvester.board.harvesting import HarvestingBoard
+from harvester.board.node_ordering import NodeOrderings, publish
+from harvester.board.versioned_board import VersionedBoard
+from harvester.decisions.class_selection import Weights
 from harvester.decisions.node_ordering import order_all
 from harvester.loop.runner import TickResult
 from harvester.models.job_history import JobType
@@ -22,22 +25,23 @@ from harvester.observability.metrics import Metrics
 class PublishNodeOrdering:
     """`tick(now)`: order the nodes per job type and publish (module docstring)."""
 
-    def __init__(self, state: HarvestingState, board: NodeOrderingBoard, metrics: Metrics, *,
-                 queues: Mapping[str, JobType], stale_after_s: float) -> None:
-        self._state = state
+    def __init__(self, harvesting: HarvestingBoard, orderings: VersionedBoard[NodeOrderings], metrics: Metrics, *,
+                 weights: Weights, queues: Mapping[str, JobType], stale_after_s: float) -> None:
+        self._harvesting = harvesting
         self._metrics = metrics
-        self._board = board
+        self._orderings = orderings
+        self._weights = weights
         self._queues = dict(queues)
         self._stale_after_s = stale_after_s
 
-    def __call__(self, now: float) -> TickResult:
-        view = self._state.view()
+    def tick(self, now: float) -> TickResult:
+        view = self._harvesting.view()
         decision = view.guard
         orders = order_all(
-            view.classes, None if decision is None else decision.nodes, view.selection.weights,
+            view.classes, None if decision is None else decision.nodes, self._weights,
             decision_age_s=None if decision is None else now - decision.as_of, stale_after_s=self._stale_after_s,
         )
-        pub = publish(self._board, NodeOrderings(now, None if decision is None else decision.as_of, orders, self._queues))
+        pub = publish(self._orderings, NodeOrderings(now, None if decision is None else decision.as_of, orders, self._queues))
         advised = {t.value: len(o.node_ids) for t, o in orders.items()}
         self._metrics.record_node_ordering(pub.version, advised)
         return TickResult({"version": pub.version, **{f"advised_{t}": n for t, n in advised.items()}})

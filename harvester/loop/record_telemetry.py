@@ -43,7 +43,7 @@ class RecordTelemetry:
         latest = self.latest()
         return None if latest is None else max(0.0, now - latest.time)
 
-    def __call__(self, now: float) -> TickResult:
+    def tick(self, now: float) -> TickResult:
         try:
             snapshot = self._source.poll(now)
         except TelemetryError:

@@ -10,7 +10,7 @@ and then uses the K-Means algorithm". Each refit:
    and the margins per class (models/margins.fit_margins), both as version = last stored + 1,
    persists both (principle 9: the model never writes the store, this loop does);
 3. resolves the reserves (decisions/reserve.py policy) and publishes model, reserves and nodes
-   per class to the read side (advice/harvesting_state.py); fits and publishes the job history
+   per class on the state board (board/harvesting.py); fits and publishes the job history
    of Algorithm 1 lines 3-4 from the stored job runs.
 
 Schedule: the loop ticks often (`check_every_s`) and refits when the last fit is at least
@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from typing import Callable
 
-from harvester.advice.harvesting_state import HarvestingState
+from harvester.board.harvesting import HarvestingBoard
 from harvester.config_harvesting import HarvestingSettings
 from harvester.decisions.class_view import nodes_per_class
 from harvester.decisions.reserve import ReserveTable, resolve_reserves
@@ -72,10 +72,10 @@ def job_history(runs: list[JobRun], h: HarvestingSettings, model: TenantClassMod
 class Refit:
     """`tick(now)`: refit when due or requested (module docstring); thread-safe."""
 
-    def __init__(self, store: HistoryStore, state: HarvestingState, metrics: Metrics, harvesting: HarvestingSettings,
+    def __init__(self, store: HistoryStore, board: HarvestingBoard, metrics: Metrics, harvesting: HarvestingSettings,
                  nodes: Nodes) -> None:
         self._store = store
-        self._state = state
+        self._board = board
         self._metrics = metrics
         self._h = harvesting
         self._nodes = nodes
@@ -88,7 +88,7 @@ class Refit:
         with self._lock:
             self._requested = True
 
-    def __call__(self, now: float) -> TickResult:
+    def tick(self, now: float) -> TickResult:
         with self._lock:
             stored = self._store.class_model()
             due = stored is None or now - stored.fitted_at >= self._h.refit_interval_s
@@ -124,9 +124,9 @@ class Refit:
         h = self._h
         reserves = resolve_reserves(margins, [c.class_id for c in model.classes], reserve_policy(h))
         nodes = self._nodes()
-        self._state.publish_model(model, reserves, nodes_per_class(model, nodes))
+        self._board.publish_model(model, reserves, nodes_per_class(model, nodes))
         runs = self._store.job_runs(since=now - h.job_length.history_days * DAY_S)
-        self._state.publish_jobs(job_history(runs, h, model, nodes))
+        self._board.publish_jobs(job_history(runs, h, model, nodes))
         self._published_version = model.version
         classes, tenants = Counter(c.pattern for c in model.classes), Counter(a.pattern for a in model.tenants)
         self._metrics.record_class_model(

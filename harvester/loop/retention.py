@@ -23,7 +23,7 @@ class PruneHistory:
         self._runs_retention_s = retention_s if job_runs_retention_s is None else job_runs_retention_s
         self._metrics = metrics
 
-    def __call__(self, now: float) -> TickResult:
+    def tick(self, now: float) -> TickResult:
         removed = dict(self._store.prune(now - self._raw_retention_s))
         removed["tenant_slots"] = self._store.prune_tenant_slots(now - self._retention_s)
         removed["job_runs"] = self._store.prune_job_runs(now - self._runs_retention_s)

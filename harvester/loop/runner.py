@@ -1,7 +1,9 @@
 """`ControlLoop`: runs a tick function every `interval_s` of an injected `Clock`.
 
-A tick is `tick(now) -> TickResult`: it does one reconcile step and says what it did. The
-loop supervises it: an exception fails THAT tick (counted in metrics, kept in `status()` with
+A tick is `tick(now) -> TickResult`: it does one reconcile step and says what it did. A
+`LoopSpec` names a tick and its interval (harvester/control.py lists Harvester's); live, a
+`ControlLoop` thread runs it, in the simulator the engine ticks the same object on simulated
+time (harvester/sim/simulation.py). The live loop supervises a tick: an exception fails THAT tick (counted in metrics, kept in `status()` with
 its message, logged with the traceback) and the loop goes on at the next interval — one bad
 RM answer must not stop harvesting. Tests call `run_once()` with a `SimClock` instead of
 starting the thread.
@@ -18,6 +20,18 @@ from harvester.clock import Clock
 from harvester.observability.metrics import Metrics
 
 log = logging.getLogger(__name__)
+
+
+Tick = Callable[[float], "TickResult"]
+
+
+@dataclass(frozen=True)
+class LoopSpec:
+    """One loop of the control plane: its name, how often it ticks, and its `tick(now)`."""
+
+    name: str
+    interval_s: float
+    tick: Tick
 
 
 @dataclass(frozen=True)

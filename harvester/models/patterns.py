@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
-import scipy.fft
 
 DAY_S = 86400.0
 WEEK_S = 7 * DAY_S
@@ -149,6 +148,8 @@ def profile_patterns(matrix: np.ndarray, params: PatternParams = PatternParams()
     Rows are processed in chunks of `chunk_tenants` with one batched `rfft` per chunk, so
     memory stays bounded for thousands of month-long series.
     """
+    import scipy.fft  # imported where used: SciPy costs a CLI call ~0.5 s
+
     x_all = np.asarray(matrix)
     if x_all.ndim != 2:
         raise ValueError(f"expected a 2-D tenants × samples matrix, got shape {x_all.shape}")

@@ -33,9 +33,6 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
-from sklearn.cluster import KMeans
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import silhouette_score
 
 from harvester.models.patterns import PATTERNS, Pattern, PatternParams, profile_patterns
 from harvester.models.tenant_series import TenantSeries, stack_series
@@ -178,6 +175,11 @@ def fit(
 
 def _cluster(feats: np.ndarray, params: ClassParams) -> np.ndarray:
     """k-means labels for one pattern's (average, peak) rows; k by silhouette (module doc)."""
+    # scikit-learn takes ~2 s to import: only a refit pays it, not every CLI call
+    from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.metrics import silhouette_score
+
     n = feats.shape[0]
     distinct = np.unique(np.round(feats, 6), axis=0).shape[0]
     k_max = min(params.max_k, distinct, n - 1)

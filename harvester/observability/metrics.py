@@ -25,6 +25,7 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
+        self._children: dict[int, dict[str, Gauge]] = {}  # _set_series' children per gauge
         r = self.registry
         self.build_info = Info("harvester_build", "Harvester version.", registry=r)
         self.build_info.info({"version": __version__})
@@ -195,14 +196,23 @@ class Metrics:
         self.grpc_requests.labels(method, code).inc()
         self.grpc_seconds.labels(method).observe(seconds)
 
+    def _set_series(self, gauge: Gauge, values: Mapping[str, float]) -> None:
+        """One child per key set to its value; children of keys no longer listed are removed.
+        Children are kept between calls: a guard tick sets thousands, `labels()` is slow."""
+        children = self._children.setdefault(id(gauge), {})
+        for gone in children.keys() - values.keys():
+            gauge.remove(gone)
+            del children[gone]
+        for key, value in values.items():
+            child = children.get(key)
+            if child is None:
+                child = children[key] = gauge.labels(key)
+            child.set(value)
+
     def record_harvest(self, by_node: Mapping[str, int], by_class: Mapping[str, int]) -> None:
         """Capacity given to YARN after a guard decision; nodes/classes not listed are dropped."""
-        self.harvest_node_vcores.clear()
-        for node, vcores in by_node.items():
-            self.harvest_node_vcores.labels(node).set(vcores)
-        self.harvest_class_vcores.clear()
-        for class_id, vcores in by_class.items():
-            self.harvest_class_vcores.labels(class_id).set(vcores)
+        self._set_series(self.harvest_node_vcores, by_node)
+        self._set_series(self.harvest_class_vcores, by_class)
 
     def record_reserves(self, by_class: Mapping[str, float]) -> None:
         self.harvest_reserve.clear()

@@ -1,17 +1,21 @@
-"""The periodic controller hook: Harvester's decision code run every control period.
+"""The controller hook: control loops ticked by the engine on simulated time (DESIGN.md principle 15).
 
-Interface (what the harvesting helper implements, e.g. the reserve-and-kill guard):
+A controller is a set of loops, exactly what the live sidecar runs on threads:
 
     class Controller(Protocol):
-        def tick(self, now: float, snapshot: ClusterSnapshot,
-                 errors: Sequence[ActionError]) -> Sequence[Action]
+        loops: Sequence[LoopSpec]          # (name, interval_s, tick(now) -> TickResult)
 
-Every `period_s` the driver polls the `TelemetrySource` (in the simulator `SimTelemetrySource`;
-against the emulator or a real RM the REST one), hands the controller the snapshot and the
-failures of its previous actions, and applies what it returns through the `Actuator` (in the
-simulator `SimActuator`) — the live loop's decide/act cycle (DESIGN.md principles 2 and 5).
-A controller is built by `factory(params: Mapping, context: ControllerContext)`; scenarios
-name it as `package.module:factory`.
+built by `factory(params: Mapping, context: ControllerContext)`; scenarios name the factory as
+`package.module:factory`. `harvester.sim.live:loops` builds Harvester's own control plane
+(harvester/control.py) — the same loop classes `harvester serve` runs — over the simulated
+ports the context carries: the clock, a `TelemetrySource` (`SimTelemetrySource`), an
+`Actuator` (`SimActuator`), a fresh history store (SQLite `:memory:`) and the finished jobs as
+a job-run source (`SimJobRuns`). A loop polls, decides and acts through those ports itself.
+
+`LoopDriver` runs them: every loop first at `controller.offset_s` (default: one period), then
+every `interval_s` of its own; loops due at the same instant tick in the order listed (the
+control plane lists them in data-flow order: telemetry before refit before guard). A tick that
+raises stops the simulation (a simulated loop never swallows an exception).
 """
 
 from __future__ import annotations
@@ -20,9 +24,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
+
 from harvester.actuators.port import Actuator
 from harvester.clock import Clock
-from harvester.domain import Action, ActionError, ClusterSnapshot
+from harvester.history.store import HistoryStore
+from harvester.loop.job_runs import JobRunSource
+from harvester.loop.runner import LoopSpec
 from harvester.sim.metrics.collector import SimStats
 from harvester.sim.plugins import load_callable
 from harvester.sim.policies import PlacementPolicy, SimContext
@@ -30,24 +37,30 @@ from harvester.telemetry.source import TelemetrySource
 
 
 class Controller(Protocol):
-    def tick(self, now: float, snapshot: ClusterSnapshot, errors: Sequence[ActionError]) -> Sequence[Action]: ...
+    @property
+    def loops(self) -> Sequence[LoopSpec]: ...
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ControllerContext:
-    """What a controller factory is given: the static facts, the clock, and node → tenant names.
+    """What a controller factory is given: the static facts, the clock and the simulated ports.
 
-    `tenant_history()` returns the same past-only [tenants × samples] average-server
-    utilization matrix policies see (`ClusterView.tenant_history`, ending at the current
-    step): the simulator's stand-in for the live history store a refit reads. `policy` is the
-    run's placement policy, so a controller and a policy that work together (a guard that
-    publishes the classes' state for Algorithm 1) can find each other.
+    `past` is the [tenants × samples] average-server utilization BEFORE the run starts (oldest
+    first, `sim.step_s` apart, the last sample one step before `sim.start_s`): the history a
+    live store would hold when the sidecar starts (sim/live.py writes it as tenant slots).
+    `period_s` is the scenario's `controller.period_s`. `policy` is the run's placement policy,
+    so a controller and a policy that work together (Harvester's loops publishing the classes'
+    state that the Algorithm 1 policy reads) can find each other.
     """
 
     sim: SimContext
     clock: Clock
-    tenant_of_node: Mapping[str, str]
-    tenant_history: Callable[[], np.ndarray] | None = None
+    source: TelemetrySource
+    actuator: Actuator
+    store: HistoryStore
+    job_runs: JobRunSource
+    past: np.ndarray
+    period_s: float
     policy: PlacementPolicy | None = None
 
 
@@ -58,23 +71,29 @@ def resolve_controller(spec: str) -> ControllerFactory:
     return load_callable(spec, "controller")
 
 
-class ControllerDriver:
-    """Poll → decide → apply, once per call to `tick` (the simulation calls it every period)."""
+class LoopDriver:
+    """Ticks a controller's loops at their intervals from `first` on (see the module docstring)."""
 
-    def __init__(self, controller: Controller, source: TelemetrySource, actuator: Actuator, stats: SimStats) -> None:
-        self.controller = controller
-        self.source = source
-        self.actuator = actuator
+    def __init__(self, loops: Sequence[LoopSpec], first: float, stats: SimStats) -> None:
+        if not loops:
+            raise ValueError("the controller has no loop")
+        self.loops = tuple(loops)
+        self.first = first
         self.stats = stats
-        self.ticks = 0
+        self._ticks = [0] * len(self.loops)  # loop i is next due at first + ticks[i] * interval_i
 
-    def tick(self, now: float) -> list[Action]:
-        snapshot = self.source.poll(now)
-        errors = self.actuator.poll_errors()
-        actions = list(self.controller.tick(now, snapshot, errors))
-        self.ticks += 1
-        sent = self.actuator.apply(actions, f"sim-tick-{self.ticks}")
-        self.stats.controller_ticks += 1
-        self.stats.controller_actions += len(sent)
-        self.stats.controller_errors += len(errors)
-        return sent
+    def _due(self, i: int) -> float:
+        return self.first + self._ticks[i] * self.loops[i].interval_s
+
+    def next_due(self) -> float:
+        return min(self._due(i) for i in range(len(self.loops)))
+
+    def run_due(self, now: float) -> float:
+        """Tick every loop due at `now` (in order); the time the next one is due. The engine calls
+        it at exactly `next_due()`, so no tick is ever skipped."""
+        for i, spec in enumerate(self.loops):
+            if self._due(i) <= now:
+                spec.tick(now)
+                self._ticks[i] += 1
+                self.stats.controller_ticks += 1
+        return self.next_due()

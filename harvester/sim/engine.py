@@ -53,9 +53,6 @@ class EventQueue:
             push(heap, (t, seq, kind, payload))
         self._seq = seq
 
-    def peek_time(self) -> float | None:
-        return self._heap[0][0] if self._heap else None
-
     def __len__(self) -> int:
         return len(self._heap)
 

@@ -1,7 +1,6 @@
 """Durability and availability of HDFS-H's grid placement vs stock HDFS vs greedy (OSDI'16 §4.2, §6).
 
-    python -m harvester.sim.evaluate_hdfs --traces ../shared/traces --out docs/evaluation
-    harvester hdfs evaluate --traces ../shared/traces --out docs/evaluation      (same thing)
+    harvester hdfs evaluate --traces ../shared/traces --out docs/evaluation      (harvester/cli_hdfs.py)
 
 What one *cell* (a utilization level and a seed, plus any sensitivity override) runs:
 
@@ -59,6 +58,12 @@ from hdfs_placement.reimage import MONTH_S, ReimageParams, generate_reimages
 STEP_S = 120.0
 START_S = 1_700_000_000.0  # any epoch start; periodic tenants keep the traces' time of day
 POLICIES = ("grid", "stock", "greedy")
+Row = dict[str, Any]  # one (cell, policy, replication) result
+
+
+def select(rows: Sequence[Row], **match: Any) -> list[Row]:
+    """The rows whose fields equal every `match`."""
+    return [r for r in rows if all(r[k] == v for k, v in match.items())]
 
 
 @dataclass(frozen=True)
@@ -240,16 +245,6 @@ def run_cells(todo: Sequence[Cell], rows: TraceRows, executor: Executor, *, quie
     return [row for _, rs in sorted(results, key=lambda x: x[0]) for row in rs]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from harvester.cli_hdfs import add_evaluate_arguments
-    from harvester.sim.evaluate_hdfs_report import write_report
-
-    ap = argparse.ArgumentParser(prog="python -m harvester.sim.evaluate_hdfs", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_evaluate_arguments(ap)
-    return run(ap.parse_args(argv), write_report)
-
-
 def run(args: argparse.Namespace, write_report) -> int:
     if args.from_results is not None:
         return rerender(args.from_results, args.out, write_report)
@@ -293,6 +288,3 @@ def rerender(results: Path, out: Path, write_report) -> int:
         print(p)
     return 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -16,15 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from harvester.sim.evaluate_hdfs import POLICIES, Setup
+from harvester.sim.evaluate_hdfs import POLICIES, Row, Setup, select
 
 NAMES = {"grid": "HDFS-H grid", "stock": "Stock HDFS", "greedy": "Greedy best-first"}
 COLORS = {"grid": "#1b9e77", "stock": "#d95f02", "greedy": "#7570b3"}
-Row = dict[str, Any]
-
-
-def select(rows: Sequence[Row], **match: Any) -> list[Row]:
-    return [r for r in rows if all(r[k] == v for k, v in match.items())]
 
 
 def _sum(rows: Sequence[Row], key: str) -> float:
@@ -106,11 +101,9 @@ def sensitivity_table(rows: Sequence[Row], base: Sequence[Row]) -> str:
 
 def _figures(rows: Sequence[Row], sens: Sequence[Row], base_level: Sequence[Row], setup: Setup, levels: Sequence[float],
              img: Path) -> list[Path]:
-    import matplotlib
+    from harvester.sim.metrics.plots import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     img.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     # 1. losses per million blocks, per R and policy (zero drawn at the floor with its bound)

@@ -12,10 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from harvester.sim.evaluate_hdfs import POLICIES, Setup
-from harvester.sim.evaluate_hdfs_report import select
+from harvester.sim.evaluate_hdfs import POLICIES, Row, Setup, select
 
-Row = dict[str, Any]
 NAMES = {"grid": "HDFS-H grid", "stock": "stock HDFS", "greedy": "greedy best-first"}
 
 
@@ -269,8 +267,7 @@ def render(*, main: Sequence[Row], sens: Sequence[Row], setup: Setup, levels: Se
         f"{command}",
         "```",
         "",
-        "(`harvester hdfs evaluate` is `python -m harvester.sim.evaluate_hdfs` with the same arguments; add "
-        "`--from-results docs/evaluation/hdfs_grid_results.json` to rewrite this page from the saved rows "
+        "(Add `--from-results docs/evaluation/hdfs_grid_results.json` to rewrite this page from the saved rows "
         "without simulating again.)",
         "",
         f"Wall time of this run: {wall_s / 60:.1f} min on a process pool of "

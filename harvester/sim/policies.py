@@ -157,11 +157,6 @@ class PlacementPolicy(Protocol):
 PolicyFactory = Callable[[Mapping[str, Any], SimContext], PlacementPolicy]
 
 
-def slots_per_node(view: ClusterView, request: PlacementRequest) -> np.ndarray:
-    """How many of the request's containers fit on each node now (int64 array, all nodes)."""
-    return np.minimum(view.free_vcores // request.vcores, view.free_memory_mb // request.memory_mb)
-
-
 def fill_in_order(order: np.ndarray, slots: np.ndarray, count: int) -> np.ndarray:
     """Fill nodes `order[0], order[1], ...` up to `slots[i]` containers each, `count` at most.
 

@@ -8,17 +8,22 @@ I/O ends and the clock, and reuses everything in between unchanged").
 - `SimActuator` applies `SetNodeCapacity` and `KillContainer` to the model through the
   substrate (so killed tasks re-run), returning failures as `ActionError`s on the next
   `poll_errors()` (the Actuator contract), never raising for one bad action.
+- `SimJobRuns` is the `JobRunSource` of the jobs loop: the run's finished jobs, as the RM's
+  finished applications would be read live (telemetry/rm_jobs.py).
 """
 
 from __future__ import annotations
 
+import bisect
 from typing import Sequence
 
 import numpy as np
 
 from harvester.clock import Clock
 from harvester.domain import Action, ActionError, ClusterSnapshot, ContainerInfo, KillContainer, NodeSample, Resources, SetNodeCapacity
+from harvester.models.job_history import JobRun
 from harvester.sim.cluster import ClusterModel
+from harvester.sim.metrics.collector import SimStats
 from harvester.sim.substrate import Substrate
 
 
@@ -55,9 +60,10 @@ class SimTelemetrySource:
 class SimActuator:
     """`Actuator` that changes the simulated cluster (see the module docstring)."""
 
-    def __init__(self, substrate: Substrate, clock: Clock) -> None:
+    def __init__(self, substrate: Substrate, clock: Clock, stats: SimStats | None = None) -> None:
         self.substrate = substrate
         self.clock = clock
+        self.stats = stats if stats is not None else substrate.stats
         self._errors: list[ActionError] = []
 
     def apply(self, actions: Sequence[Action], request_id: str) -> list[Action]:
@@ -80,12 +86,32 @@ class SimActuator:
             except (KeyError, ValueError) as exc:
                 msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
                 self._errors.append(ActionError(a, now, str(msg), {"request_id": request_id}))
+                self.stats.controller_errors += 1
                 continue
             sent.append(a)
         if capacity_changed:
             self.substrate.on_capacity_changed(now)
+        self.stats.controller_actions += len(sent)
         return sent
 
     def poll_errors(self) -> list[ActionError]:
         errors, self._errors = self._errors, []
         return errors
+
+
+class SimJobRuns:
+    """`JobRunSource` over the run's finished jobs (`SimStats.jobs`, appended in finish order).
+
+    A run lasts from submission to finish (the paper's job execution time, Algorithm 1 line 3);
+    `poll(since)` returns the runs that finished at or after `since`.
+    """
+
+    def __init__(self, stats: SimStats, origin: float) -> None:
+        self.stats = stats
+        self.origin = origin
+
+    def poll(self, since: float) -> list[JobRun]:
+        jobs = self.stats.jobs
+        first = bisect.bisect_left(jobs, since - self.origin, key=lambda r: r.finish_s)
+        return [JobRun(r.name, r.job_id, self.origin + r.submit_s, self.origin + r.finish_s)
+                for r in jobs[first:] if r.finish_s is not None]

@@ -1,12 +1,14 @@
 """One simulation run: a scenario assembled into engine + cluster model + substrate + ports.
 
 `Simulation(scenario).run()` builds the primary tenants, the workload, the policy and (if
-configured) the controller, then runs the event loop over [0, duration + drain) of simulated
-time and returns the measurements. Everything random is drawn from generators spawned from
-`scenario.seed` (numpy SeedSequence), so a scenario and a seed always give the same result.
-The decision code under test runs only through its interfaces: the placement policy
-(policies.py) and the controller hook (controller.py) through the Clock, TelemetrySource and
-Actuator ports (ports.py); tests or a live-like run may inject other port implementations.
+configured) the controller's loops, then runs the event loop over [0, duration + drain) of
+simulated time and returns the measurements. Everything random is drawn from generators
+spawned from `scenario.seed` (numpy SeedSequence), so a scenario and a seed always give the
+same result. The decision code under test runs only through its interfaces: the placement
+policy (policies.py) and the controller's loops (controller.py; Harvester's own with
+`harvester.sim.live:loops`), which poll and act through the Clock, TelemetrySource, Actuator
+and HistoryStore ports (ports.py, SQLite `:memory:`); tests or a live-like run may inject other
+port implementations.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from harvester.actuators.port import Actuator
 from harvester.clock import SimClock
 from harvester.domain import Resources
 from harvester.sim.cluster import ClusterModel
-from harvester.sim.controller import Controller, ControllerContext, ControllerDriver, resolve_controller
+from harvester.history.sqlite import SqliteHistoryStore
+from harvester.sim.controller import ControllerContext, ControllerFactory, LoopDriver, resolve_controller
 from harvester.sim.engine import Engine, Progress
 from harvester.sim.metrics.collector import JobRecord, SimStats
 from harvester.sim.policies import PlacementPolicy, SimContext, TenantInfo, build_policy
-from harvester.sim.ports import SimActuator, SimTelemetrySource
+from harvester.sim.ports import SimActuator, SimJobRuns, SimTelemetrySource
 from harvester.sim.reimage import ReimageSchedule, resolve_generator, schedule_reimages
 from harvester.sim.scenario import Scenario, ScenarioError
 from harvester.sim.setup import build_load, build_workload, rack_names
@@ -55,16 +58,17 @@ class RunResult:
 
 
 class Simulation:
-    """A scenario ready to run; `policy`, `controller`, `telemetry`, `actuator` may be injected."""
+    """A scenario ready to run; `policy`, `controller` (a factory), `telemetry`, `actuator` may be injected."""
 
     def __init__(self, scenario: Scenario, *, traces_dir: str | Path | None = None, base_dir: str | Path | None = None,
-                 policy: PlacementPolicy | None = None, controller: Controller | None = None,
+                 policy: PlacementPolicy | None = None, controller: ControllerFactory | None = None,
                  telemetry: TelemetrySource | None = None, actuator: Actuator | None = None) -> None:
         t0 = time.perf_counter()
         self.scenario = sc = scenario
         seeds = np.random.SeedSequence(sc.seed).spawn(4)  # one independent stream per input
         rng_tenants, rng_jobs, rng_reimage, rng_sched = (np.random.default_rng(s) for s in seeds)
         self.sources: dict[str, str] = {}
+        self.store: SqliteHistoryStore | None = None  # the controller's history (SQLite :memory:)
         self.load = build_load(sc, rng_tenants, traces_dir, base_dir, self.sources)
         self.start = sc.start_time
         cl = sc.cluster
@@ -94,35 +98,31 @@ class Simulation:
                                    reaction_delay_s=sc.substrate.reaction_delay_s,
                                    schedule_interval_s=sc.substrate.schedule_interval_s, cluster_ts=CLUSTER_TS,
                                    origin=self.start)
-        self.driver = self._controller(controller, telemetry, actuator)
-        self.reimages = self._reimages(rng_reimage)
         hist = self.load.history_steps
         self.history = np.zeros((len(self.load.tenants), hist + self.load.steps), dtype=np.float32)
         for k in range(-hist, 0):
             self.history[:, hist + k] = self.load.tenant_means(self.load.util_at(k))
+        self.driver = self._controller(controller, telemetry, actuator)
+        self.reimages = self._reimages(rng_reimage)
         self.build_s = time.perf_counter() - t0
 
-    def _controller(self, controller: Controller | None, telemetry: TelemetrySource | None,
-                    actuator: Actuator | None) -> ControllerDriver | None:
+    def _controller(self, factory: ControllerFactory | None, telemetry: TelemetrySource | None,
+                    actuator: Actuator | None) -> LoopDriver | None:
         spec = self.scenario.controller
-        if controller is None and spec is None:
+        if spec is None:
             return None
-        source = telemetry or SimTelemetrySource(self.model, include_containers=spec.include_containers if spec else True)
-        act = actuator or SimActuator(self.substrate, self.clock)
-        if controller is None:
-            assert spec is not None
-            names = [t.name for t in self.load.tenants]
-            ctx = ControllerContext(self.context, self.clock,
-                                    {nid: names[t] for nid, t in zip(self.context.node_ids, self.load.tenant_of.tolist())},
-                                    tenant_history=lambda: self.substrate.tenant_history, policy=self.policy)
-            try:
-                controller = resolve_controller(spec.factory)(spec.params, ctx)
-            except ValueError as exc:
-                raise ScenarioError(f"controller.factory: {exc}") from None
-            self.sources["controller"] = spec.factory
-        else:
-            self.sources["controller"] = type(controller).__name__
-        return ControllerDriver(controller, source, act, self.stats)
+        self.store = SqliteHistoryStore(":memory:")
+        ctx = ControllerContext(
+            self.context, self.clock, telemetry or SimTelemetrySource(self.model, include_containers=spec.include_containers),
+            actuator or SimActuator(self.substrate, self.clock, self.stats), self.store, SimJobRuns(self.stats, self.start),
+            self.history[:, : self.load.history_steps], spec.period_s, self.policy)
+        try:
+            controller = (factory or resolve_controller(spec.factory))(spec.params, ctx)
+        except ValueError as exc:
+            raise ScenarioError(f"controller.factory: {exc}") from None
+        self.sources["controller"] = spec.factory if factory is None else getattr(factory, "__name__", "injected")
+        first = spec.period_s if spec.offset_s is None else spec.offset_s
+        return LoopDriver(controller.loops, self.start + first, self.stats)
 
     def _reimages(self, rng: np.random.Generator) -> ReimageSchedule | None:
         spec = self.scenario.reimage
@@ -162,9 +162,8 @@ class Simulation:
         self.substrate.submit(job, now)
 
     def _on_control(self, now: float, _: Any) -> None:
-        assert self.driver is not None and self.scenario.controller is not None
-        self.driver.tick(now)
-        self.engine.push(now + self.scenario.controller.period_s, Ev.CONTROL)
+        assert self.driver is not None
+        self.engine.push(self.driver.run_due(now), Ev.CONTROL)
 
     def _on_down(self, now: float, node: int) -> None:
         self.stats.reimages += 1
@@ -184,9 +183,8 @@ class Simulation:
         eng.push(self.start, Ev.PRIMARY_STEP, 0)
         for job in self.jobs:
             eng.push(self.start + job.submit_s, Ev.ARRIVAL, job)
-        if self.driver is not None and sc.controller is not None:
-            first = sc.controller.period_s if sc.controller.offset_s is None else sc.controller.offset_s
-            eng.push(self.start + first, Ev.CONTROL)
+        if self.driver is not None:
+            eng.push(self.driver.next_due(), Ev.CONTROL)
         if self.reimages is not None:
             for t, node in zip(self.reimages.times_s.tolist(), self.reimages.servers.tolist()):
                 eng.push(self.start + t, Ev.REIMAGE_DOWN, node)
@@ -197,8 +195,6 @@ class Simulation:
         wall = time.perf_counter() - t0
         bar.close(end - self.start, eng.events)
         self.substrate.account_until(end)
-        if self.driver is not None:
-            self.stats.controller_errors += len(self.driver.actuator.poll_errors())
         return RunResult(sc, self.stats, self.substrate.unfinished(), self.load, len(self.jobs), eng.events, wall,
                          self.build_s, peak_rss_mb(), dict(self.sources), float(self.model.physical_cores.sum()))
 

@@ -147,8 +147,3 @@ def scale_durations(jobs: Sequence[JobSpec], factor: float) -> list[JobSpec]:
         stages = tuple(StageSpec(s.name, s.durations_s * factor, s.vcores, s.memory_mb, s.parents) for s in j.stages)
         out.append(JobSpec(j.job_id, j.submit_s, stages, j.name, j.period_s, j.source, j.meta))
     return out
-
-
-def within(jobs: Iterable[JobSpec], start_s: float, end_s: float) -> list[JobSpec]:
-    """Jobs submitted in [start_s, end_s), sorted by submit time (stable)."""
-    return sorted((j for j in jobs if start_s <= j.submit_s < end_s), key=lambda j: j.submit_s)

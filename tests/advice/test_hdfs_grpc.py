@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from harvester.advice.grpc_server import GrpcServer
-from harvester.advice.hdfs_board import PlacementBoard
+from harvester.board.hdfs import PlacementBoard
 from harvester.advice.hdfs_grpc import hdfs_service
 from harvester.observability.metrics import Metrics
 from harvester.v1 import hdfs_placement_pb2 as pb

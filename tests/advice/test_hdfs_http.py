@@ -12,7 +12,7 @@ import requests
 from prometheus_client import CollectorRegistry
 
 from harvester.advice.admin_http import AdminServer
-from harvester.advice.hdfs_board import PlacementBoard
+from harvester.board.hdfs import PlacementBoard
 from harvester.advice.hdfs_http import PATH, placement_table_route
 from harvester.observability.metrics import Metrics
 from hdfs_placement import SCHEMA, PlacementTable

@@ -1,4 +1,5 @@
-"""build_hdfs end to end: a fake NameNode over HTTP -> poll tick -> HTTP and gRPC faces."""
+"""HDFS-H wired end to end: a fake NameNode over HTTP -> the control plane's poll tick -> the
+state board -> the HTTP and gRPC faces (advice/hdfs_wiring.py), as harvester/app.py wires them."""
 
 from __future__ import annotations
 
@@ -8,18 +9,26 @@ from prometheus_client import CollectorRegistry
 
 from harvester.advice.admin_http import AdminServer
 from harvester.advice.grpc_server import GrpcServer
-from harvester.advice.hdfs_wiring import HDFS_SERVICE, build_hdfs
+from harvester.advice.hdfs_wiring import HDFS_SERVICE, hdfs_faces
+from harvester.board import Board
+from harvester.board.hdfs import PlacementBoard
 from harvester.config import parse_settings
-from harvester.history.memory import MemoryHistoryStore
+from harvester.control import ControlPlane
+from harvester.history.sqlite import SqliteHistoryStore
 from harvester.observability.metrics import Metrics
+from harvester.telemetry.memory import InMemoryTelemetrySource
+from harvester.telemetry.namenode_jmx import NameNodeJmxClient
 from harvester.v1 import hdfs_placement_pb2 as pb
 from harvester.v1 import hdfs_placement_pb2_grpc as pb_grpc
 from nn_fakes import DN, FakeNameNode, info_doc
 
 
 def test_disabled_builds_nothing_and_says_how_to_enable() -> None:
-    hdfs = build_hdfs(parse_settings({}, environ={}), Metrics(CollectorRegistry()), MemoryHistoryStore())
-    assert (hdfs.loops, hdfs.service, hdfs.routes) == ([], None, {})
+    settings, metrics, store, board = parse_settings({}, environ={}), Metrics(CollectorRegistry()), SqliteHistoryStore(":memory:"), Board()
+    plane = ControlPlane(settings, board, source=InMemoryTelemetrySource(), store=store, metrics=metrics)
+    assert plane.hdfs is None and not any(spec.name.startswith("hdfs") for spec in plane.loops)
+    hdfs = hdfs_faces(settings.hdfs, PlacementBoard(board), store, metrics)
+    assert (hdfs.service, hdfs.routes) == (None, {})
     assert "hdfs.enabled" in hdfs.unimplemented_reason and hdfs.status() == {"enabled": False}
 
 
@@ -30,9 +39,12 @@ def test_enabled_from_jmx_to_both_faces() -> None:
         "harvesting": {"tenants": [{"tenant": "web", "hostname_pattern": "^web-"}, {"tenant": "db", "hostname_pattern": "^db-"}]},
         "hdfs": {"enabled": True, "namenode_urls": [nn.url]},
     }, environ={})
-    metrics = Metrics(CollectorRegistry())
-    hdfs = build_hdfs(settings, metrics, MemoryHistoryStore())
-    assert [(name, interval) for name, interval, _ in hdfs.loops] == [("hdfs-poll", 30.0), ("hdfs-refit", 86400.0)]
+    metrics, store, board = Metrics(CollectorRegistry()), SqliteHistoryStore(":memory:"), Board()
+    client = NameNodeJmxClient([nn.url])
+    plane = ControlPlane(settings, board, source=InMemoryTelemetrySource(), store=store, metrics=metrics, namenode=client)
+    loops = {spec.name: spec for spec in plane.loops}
+    assert [(n, loops[n].interval_s) for n in ("hdfs-poll", "hdfs-refit")] == [("hdfs-poll", 30.0), ("hdfs-refit", 86400.0)]
+    hdfs = hdfs_faces(settings.hdfs, PlacementBoard(board), store, metrics)
     admin = AdminServer("127.0.0.1:0")
     for path, handler in hdfs.routes.items():
         admin.route(path, handler)
@@ -43,8 +55,7 @@ def test_enabled_from_jmx_to_both_faces() -> None:
     try:
         base = f"http://{admin.address}"
         assert requests.get(f"{base}/v1/hdfs/placement-table", timeout=5).status_code == 503
-        poll = hdfs.loops[0][2]
-        poll(1_800_000_000.0)
+        loops["hdfs-poll"].tick(1_800_000_000.0)
         r = requests.get(f"{base}/v1/hdfs/placement-table", timeout=5)
         assert r.status_code == 200 and r.headers["ETag"] == '"1"'
         assert {d["tenant"] for d in r.json()["datanodes"]} == {"web", "db"}
@@ -60,7 +71,8 @@ def test_enabled_from_jmx_to_both_faces() -> None:
         assert targets[0].datanode_id == "10.0.0.0:9866" and targets[1].tenant == "db"
         assert server.services[HDFS_SERVICE] == "serving"
     finally:
-        hdfs.close()
+        board.close()
+        client.close()
         channel.close()
         server.stop(0.2)
         admin.stop()

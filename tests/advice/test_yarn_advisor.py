@@ -9,7 +9,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from harvester.advice.grpc_server import GrpcServer
-from harvester.advice.harvesting_state import HarvestingState
+from harvester.board import Board
+from harvester.board.harvesting import HarvestingBoard
 from harvester.advice.yarn_advisor import yarn_advisor_service
 from harvester.decisions.class_selection import ClassState
 from harvester.decisions.guard import evaluate
@@ -40,8 +41,8 @@ C = common_pb2.Resources(memory_mb=2048, vcores=1)
 
 
 @pytest.fixture()
-def served() -> Iterator[tuple[yarn_advisor_pb2_grpc.YarnAdvisorStub, HarvestingState, Metrics]]:
-    state = HarvestingState()
+def served() -> Iterator[tuple[yarn_advisor_pb2_grpc.YarnAdvisorStub, HarvestingBoard, Metrics]]:
+    state = HarvestingBoard(Board())
     metrics = Metrics(CollectorRegistry())
     server = GrpcServer("127.0.0.1:0", metrics, [yarn_advisor_service(state, metrics, seed=0)])
     server.start()
@@ -51,7 +52,7 @@ def served() -> Iterator[tuple[yarn_advisor_pb2_grpc.YarnAdvisorStub, Harvesting
     server.stop(0.1)
 
 
-def _publish(state: HarvestingState) -> None:
+def _publish(state: HarvestingBoard) -> None:
     state.publish_model(MODEL, RESERVES, {"periodic-0": 20, "constant-0": 10})
     state.publish_classes(CLASSES)
     state.publish_jobs(fit_job_history([JobRun("etl", "application_1_0001", 0, 9000, 40)], min_runs=50))

@@ -1,4 +1,4 @@
-"""One contract, every HistoryStore implementation."""
+"""One contract, the SQLite HistoryStore on `:memory:` (tests, the simulator) and on a file."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Iterator
 import pytest
 
 from harvester.domain import NodeSample, Resources
-from harvester.history.memory import MemoryHistoryStore
 from harvester.history.migrations import LATEST_VERSION
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.history.store import HistoryStore, StoreError
@@ -25,7 +24,7 @@ def sample(node: str, t: float, cpu: float | None = 1.5) -> NodeSample:
 
 @pytest.fixture(params=["memory", "sqlite"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HistoryStore]:
-    s: HistoryStore = MemoryHistoryStore() if request.param == "memory" else SqliteHistoryStore(tmp_path / "d" / "h.db")
+    s: HistoryStore = SqliteHistoryStore(":memory:") if request.param == "memory" else SqliteHistoryStore(tmp_path / "d" / "h.db")
     yield s
     s.close()
 

@@ -9,7 +9,6 @@ from typing import Iterator
 
 import pytest
 
-from harvester.history.memory import MemoryHistoryStore
 from harvester.history.migrations import LATEST_VERSION, MIGRATIONS
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.history.store import HistoryStore
@@ -21,7 +20,7 @@ from harvester.models.utilization_classes import ClassParams, TenantAssignment, 
 
 @pytest.fixture(params=["memory", "sqlite"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HistoryStore]:
-    s: HistoryStore = MemoryHistoryStore() if request.param == "memory" else SqliteHistoryStore(tmp_path / "h.db")
+    s: HistoryStore = SqliteHistoryStore(":memory:") if request.param == "memory" else SqliteHistoryStore(tmp_path / "h.db")
     yield s
     s.close()
 

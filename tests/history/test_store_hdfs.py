@@ -9,8 +9,7 @@ from typing import Iterator
 import pytest
 
 from harvester.decisions.hdfs_table import PublishedVersion
-from harvester.history.hdfs_memory import TABLE_VERSIONS_KEPT
-from harvester.history.memory import MemoryHistoryStore
+from harvester.history.hdfs_sqlite import TABLE_VERSIONS_KEPT
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.history.store import HistoryStore
 from harvester.models.hdfs_grid_model import fit_grid_model
@@ -20,7 +19,7 @@ from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
 
 @pytest.fixture(params=["memory", "sqlite"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[HistoryStore]:
-    s: HistoryStore = MemoryHistoryStore() if request.param == "memory" else SqliteHistoryStore(tmp_path / "h.db")
+    s: HistoryStore = SqliteHistoryStore(":memory:") if request.param == "memory" else SqliteHistoryStore(tmp_path / "h.db")
     yield s
     s.close()
 

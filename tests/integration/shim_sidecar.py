@@ -19,10 +19,11 @@ import time
 from prometheus_client import CollectorRegistry
 
 from harvester.advice.admin_http import AdminServer
-from harvester.advice.hdfs_board import PlacementBoard
 from harvester.advice.hdfs_http import PATH as TABLE_PATH, placement_table_route
-from harvester.advice.node_ordering_http import PATH as ORDERING_PATH, NodeOrderings, node_ordering_route, publish
-from harvester.advice.versioned_board import VersionedBoard
+from harvester.advice.node_ordering_http import PATH as ORDERING_PATH, node_ordering_route
+from harvester.board.hdfs import PlacementBoard
+from harvester.board.node_ordering import NodeOrderings, publish
+from harvester.board.versioned_board import VersionedBoard
 from harvester.decisions.node_ordering import NodeOrder
 from harvester.models.job_history import JobType
 from harvester.observability.metrics import Metrics

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from harvester.advice.hdfs_board import PlacementBoard
+from harvester.board.hdfs import PlacementBoard
 from harvester.config import parse_settings
-from harvester.history.memory import MemoryHistoryStore
+from harvester.history.sqlite import SqliteHistoryStore
 from harvester.loop.hdfs_placement import HdfsPlacementLoop
 from harvester.observability.metrics import Metrics
 from harvester.telemetry.fsck import parse_fsck_blocks
@@ -80,7 +80,7 @@ def test_one_poll_tick_publishes_every_in_service_datanode(nn_url: str) -> None:
     board = PlacementBoard()
     client = NameNodeJmxClient([nn_url])
     loop = HdfsPlacementLoop(hdfs=settings.hdfs, harvesting=settings.harvesting, namenode=client,
-                             store=MemoryHistoryStore(), board=board, metrics=Metrics(CollectorRegistry()))
+                             store=SqliteHistoryStore(":memory:"), board=board, metrics=Metrics(CollectorRegistry()))
     loop.poll(1_800_000_000.0)
     pub = board.current()
     info = client.namenode_info()
@@ -116,7 +116,7 @@ def test_a_written_file_lands_on_datanodes_the_table_knows(nn_url: str, live_had
                                   environ={})
         board = PlacementBoard()
         HdfsPlacementLoop(hdfs=settings.hdfs, harvesting=settings.harvesting, namenode=NameNodeJmxClient([nn_url]),
-                          store=MemoryHistoryStore(), board=board, metrics=Metrics(CollectorRegistry())).poll(1.0)
+                          store=SqliteHistoryStore(":memory:"), board=board, metrics=Metrics(CollectorRegistry())).poll(1.0)
         index = PlacementIndex(board.current().table)
         racks = {dn.xfer_addr: dn.rack for dn in in_service}
         for b in blocks:

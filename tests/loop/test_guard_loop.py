@@ -12,13 +12,14 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from harvester.actuators.recording import RecordingActuator
-from harvester.advice.harvesting_state import HarvestingState
+from harvester.board import Board
+from harvester.board.harvesting import HarvestingBoard
 from harvester.clock import SimClock
 from harvester.config_harvesting import HarvestingSettings
 from harvester.decisions.kills import KillPhase
 from harvester.decisions.strategy import guard_strategy
 from harvester.domain import Action, ContainerInfo, KillContainer, NodeSample, Resources, SetNodeCapacity
-from harvester.history.memory import MemoryHistoryStore
+from harvester.history.sqlite import SqliteHistoryStore
 from harvester.loop.guard import GuardTick
 from harvester.loop.harvest_nodes import NodeRegistry
 from harvester.loop.record_telemetry import RecordTelemetry
@@ -37,24 +38,24 @@ class Rig:
     def __init__(self, *, mechanism: str = "signals", actuate: bool = True, fail: Any = None) -> None:
         self.clock = SimClock(T0)
         self.source = InMemoryTelemetrySource()
-        self.store, self.metrics = MemoryHistoryStore(), Metrics(CollectorRegistry())
+        self.store, self.metrics = SqliteHistoryStore(":memory:"), Metrics(CollectorRegistry())
         h = HarvestingSettings.model_validate({
             "tenants": [{"tenant": "web", "hostname_pattern": "."}], "node_resources": {"physical_cores": 16},
             "guard": {"kill_mechanism": mechanism, "escalation_delay_s": 10},
         })
         self.registry = NodeRegistry(self.store, h)
         self.telemetry = RecordTelemetry(self.source, self.store, self.metrics, observers=(self.registry.observe,))
-        self.state = HarvestingState()
+        self.state = HarvestingBoard(Board())
         self.actuator = RecordingActuator(fail=fail, clock_now=self.clock.now)
         self.guard = GuardTick(self.telemetry.latest, self.registry, self.state, self.actuator if actuate else None,
                                self.metrics, guard_strategy(h, telemetry_stale_after_s=30.0))
 
     def observe(self, node: NodeSample, containers: tuple[ContainerInfo, ...] = ()) -> None:
         self.source.set([node], containers)
-        self.telemetry(self.clock.now())
+        self.telemetry.tick(self.clock.now())
 
     def tick(self) -> dict[str, Any]:
-        return dict(self.guard(self.clock.now()).summary)
+        return dict(self.guard.tick(self.clock.now()).summary)
 
     def metric(self, name: str, **labels: str) -> float | None:
         return self.metrics.registry.get_sample_value(name, labels)

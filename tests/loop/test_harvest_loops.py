@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from prometheus_client import CollectorRegistry
 
-from harvester.advice.harvesting_state import HarvestingState
+from harvester.board import Board
+from harvester.board.harvesting import HarvestingBoard
 from harvester.clock import SimClock
 from harvester.config_harvesting import HarvestingSettings
 from harvester.domain import ClusterSnapshot, Resources
-from harvester.history.memory import MemoryHistoryStore
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.loop.harvest_nodes import FoldTenantSlots, NodeRegistry
 from harvester.loop.refit import Refit
@@ -48,7 +48,7 @@ def test_baselines_are_recorded_before_any_update_and_survive_a_restart(tmp_path
 
 
 def test_every_poll_is_folded_into_its_tenants_slot() -> None:
-    store, metrics = MemoryHistoryStore(), Metrics(CollectorRegistry())
+    store, metrics = SqliteHistoryStore(":memory:"), Metrics(CollectorRegistry())
     reg = NodeRegistry(store, H)
     fold = FoldTenantSlots(reg, store, metrics, step_s=120.0)
     for dt, cpu in ((0.0, 4.0), (10.0, 8.0), (130.0, 16.0)):
@@ -61,7 +61,7 @@ def test_every_poll_is_folded_into_its_tenants_slot() -> None:
     assert rows[(0.0, "db")].utilization == pytest.approx(2 / 16)
 
 
-def _history(store: MemoryHistoryStore, end: float, days: float = 20.0) -> None:
+def _history(store: SqliteHistoryStore, end: float, days: float = 20.0) -> None:
     t = np.arange(end - days * 86400, end, 120.0)
     web = 0.4 + 0.3 * np.sin(2 * np.pi * t / 86400)
     rng = np.random.default_rng(1)
@@ -70,45 +70,45 @@ def _history(store: MemoryHistoryStore, end: float, days: float = 20.0) -> None:
                            + [TenantSlot("db", float(a), float(u), 1, 1) for a, u in zip(t, db)])
 
 
-def _refit(store: MemoryHistoryStore) -> tuple[Refit, HarvestingState, Metrics]:
-    state, metrics = HarvestingState(), Metrics(CollectorRegistry())
+def _refit(store: SqliteHistoryStore) -> tuple[Refit, HarvestingBoard, Metrics]:
+    state, metrics = HarvestingBoard(Board()), Metrics(CollectorRegistry())
     return Refit(store, state, metrics, H, nodes=lambda: {}), state, metrics
 
 
 def test_refit_fits_persists_publishes_then_waits_for_the_interval_or_a_request() -> None:
-    store = MemoryHistoryStore()
+    store = SqliteHistoryStore(":memory:")
     refit, state, metrics = _refit(store)
     clock = SimClock(T0)
-    assert refit(clock.now()).summary["refit"] is False, "no history: nothing to fit"
+    assert refit.tick(clock.now()).summary["refit"] is False, "no history: nothing to fit"
     assert state.view().model is None and store.class_model() is None
     _history(store, T0)
-    first = refit(clock.now()).summary
+    first = refit.tick(clock.now()).summary
     assert first["refit"] is True and first["model_version"] == 1 and first["tenants"] == 2
     model = state.view().model
     assert model is not None and {a.tenant: a.pattern.value for a in model.tenants} == {"web": "periodic", "db": "constant"}
     assert store.class_model().version == 1 and store.margin_model(1) is not None
     assert set(state.view().reserves.by_class) == {c.class_id for c in model.classes}
     clock.advance(3600)
-    assert refit(clock.now()).summary["refit"] is False, "a day between scheduled refits"
+    assert refit.tick(clock.now()).summary["refit"] is False, "a day between scheduled refits"
     refit.request()
-    assert refit(clock.now()).summary["model_version"] == 2, "on demand"
+    assert refit.tick(clock.now()).summary["model_version"] == 2, "on demand"
     clock.advance(86400)
-    assert refit(clock.now()).summary["model_version"] == 3, "due again after refit_interval_s"
+    assert refit.tick(clock.now()).summary["model_version"] == 3, "due again after refit_interval_s"
 
 
 def test_a_restart_publishes_the_stored_model_without_refitting() -> None:
-    store = MemoryHistoryStore()
+    store = SqliteHistoryStore(":memory:")
     _history(store, T0)
-    _refit(store)[0](T0)
+    _refit(store)[0].tick(T0)
     refit, state, _ = _refit(store)  # a new sidecar on the same store
-    summary = refit(T0 + 600).summary
+    summary = refit.tick(T0 + 600).summary
     assert summary["refit"] is False and state.view().model is not None and state.view().model.version == 1
 
 
 def test_the_refit_window_ignores_slots_outside_it_and_the_current_slot() -> None:
-    store = MemoryHistoryStore()
+    store = SqliteHistoryStore(":memory:")
     _history(store, T0)
     store.add_tenant_slots([TenantSlot("ghost", T0 - 40 * 86400, 0.5, 1, 1), TenantSlot("late", T0, 0.5, 1, 1)])
     refit, state, _ = _refit(store)
-    refit(T0 + 60)
+    refit.tick(T0 + 60)
     assert {a.tenant for a in state.view().model.tenants} == {"web", "db"}

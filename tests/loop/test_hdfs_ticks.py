@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from harvester.advice.hdfs_board import PlacementBoard
+from harvester.board.hdfs import PlacementBoard
 from harvester.clock import SimClock
 from harvester.config import parse_settings
-from harvester.history.memory import MemoryHistoryStore
+from harvester.history.sqlite import SqliteHistoryStore
 from harvester.loop.hdfs_placement import HdfsPlacementLoop
 from harvester.loop.runner import ControlLoop
 from harvester.models.tenant_slots import TenantSlot
@@ -57,14 +57,14 @@ def settings(tmp_path: Path, **hdfs):
     }, environ={})
 
 
-def slots(store: MemoryHistoryStore, tenant: str, util: float, start: float, n: int) -> None:
+def slots(store: SqliteHistoryStore, tenant: str, util: float, start: float, n: int) -> None:
     store.add_tenant_slots([TenantSlot(tenant, start + k * 120.0, util, 1, 3) for k in range(n)])
 
 
 @pytest.fixture()
 def rig(tmp_path: Path):
     clock = SimClock(T0)
-    store = MemoryHistoryStore()
+    store = SqliteHistoryStore(":memory:")
     for t, u in (("web", 0.6), ("db", 0.2), ("etl", 0.4)):
         slots(store, t, u, T0 - 2 * DAY, 720)  # a day of history, two days ago
     nn = StubNameNode(fleet())

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry
 
-from harvester.advice.harvesting_state import HarvestingState
+from harvester.board import Board
+from harvester.board.harvesting import HarvestingBoard
 from harvester.config_harvesting import HarvestingSettings
 from harvester.domain import Resources
-from harvester.history.memory import MemoryHistoryStore
+from harvester.history.sqlite import SqliteHistoryStore
 from harvester.loop.job_runs import RecordJobRuns
 from harvester.observability.metrics import Metrics
 from harvester.telemetry.rm_jobs import RMJobRuns
@@ -18,15 +19,15 @@ from emu_cluster import EmuCluster
 def test_finished_apps_are_recorded_with_duration_and_peak_and_published() -> None:
     h = HarvestingSettings.model_validate({"job_length": {"min_runs": 2}})
     with EmuCluster() as c:
-        store, state = MemoryHistoryStore(), HarvestingState()
+        store, state = SqliteHistoryStore(":memory:"), HarvestingBoard(Board())
         tick = RecordJobRuns(RMJobRuns(c.client), store, state, Metrics(CollectorRegistry()), h, nodes=dict)
         first = c.work.distributed_shell(3, Resources(1024, 1), duration_s=30.0, name="nightly-etl")
         c.advance(20)
-        assert tick(c.clock.now()).summary["new_runs"] == 0     # running: its peak is seen
+        assert tick.tick(c.clock.now()).summary["new_runs"] == 0     # running: its peak is seen
         c.advance(40)
         second = c.work.distributed_shell(2, Resources(1024, 1), duration_s=100.0, name="nightly-etl")
         c.advance(150)
-        summary = tick(c.clock.now()).summary
+        summary = tick.tick(c.clock.now()).summary
         assert summary["new_runs"] == 2 and summary["runs_in_window"] == 2
         runs = {r.app_id: r for r in store.job_runs(since=0)}
         assert runs[first.app_id].job_name == "nightly-etl" and runs[first.app_id].peak_containers == 4
@@ -36,5 +37,5 @@ def test_finished_apps_are_recorded_with_duration_and_peak_and_published() -> No
         assert jobs.last_run("nightly-etl").app_id == second.app_id and jobs.peak_containers("nightly-etl") == 4
         assert jobs.thresholds is not None and jobs.thresholds.runs == 2
         c.advance(10)
-        tick(c.clock.now())                                     # re-reads the overlap ...
+        tick.tick(c.clock.now())                                     # re-reads the overlap ...
         assert len(store.job_runs(since=0)) == 2, "... but a run is one row (keyed by app id)"

@@ -9,7 +9,7 @@ from prometheus_client import CollectorRegistry
 
 from harvester.clock import RealClock, SimClock
 from harvester.domain import NodeSample, Resources
-from harvester.history.memory import MemoryHistoryStore
+from harvester.history.sqlite import SqliteHistoryStore
 from harvester.loop.record_telemetry import RecordTelemetry
 from harvester.loop.retention import PruneHistory
 from harvester.loop.runner import ControlLoop, TickResult
@@ -90,15 +90,15 @@ def _node(nid: str) -> NodeSample:
 
 
 def test_record_telemetry_stores_samples_and_tracks_age() -> None:
-    clock, metrics, store = SimClock(50.0), Metrics(CollectorRegistry()), MemoryHistoryStore()
+    clock, metrics, store = SimClock(50.0), Metrics(CollectorRegistry()), SqliteHistoryStore(":memory:")
     source = InMemoryTelemetrySource(nodes=[_node("a:1"), _node("b:1")])
     rec = RecordTelemetry(source, store, metrics)
-    assert rec(clock.now()).summary["rows_written"] == 2
+    assert rec.tick(clock.now()).summary["rows_written"] == 2
     assert [s.time for s in store.node_samples(since=0)] == [50.0, 50.0], "samples carry the clock's time"
     clock.advance(25)
     source.fail_with("connection refused")
     with pytest.raises(TelemetryError):
-        rec(clock.now())
+        rec.tick(clock.now())
     assert rec.age(clock.now()) == 25.0
     assert metric(metrics, "harvester_telemetry_age_seconds") == 25.0
     assert metric(metrics, "harvester_telemetry_polls_total", outcome="error") == 1
@@ -106,19 +106,19 @@ def test_record_telemetry_stores_samples_and_tracks_age() -> None:
 
 
 def test_prune_history_uses_the_retention_window() -> None:
-    store, metrics = MemoryHistoryStore(), Metrics(CollectorRegistry())
+    store, metrics = SqliteHistoryStore(":memory:"), Metrics(CollectorRegistry())
     store.append_node_samples([replace(_node("a:1"), time=t) for t in (0.0, 100.0, 200.0)])
-    result = PruneHistory(store, retention_s=150, metrics=metrics)(250.0)
+    result = PruneHistory(store, retention_s=150, metrics=metrics).tick(250.0)
     assert result.summary["pruned"] == {"node_samples": 1, "tenant_slots": 0, "job_runs": 0}
     assert metric(metrics, "harvester_store_rows_pruned_total", table="node_samples") == 1
 
 
 def test_raw_samples_and_tenant_slots_have_their_own_retention() -> None:
-    store, metrics = MemoryHistoryStore(), Metrics(CollectorRegistry())
+    store, metrics = SqliteHistoryStore(":memory:"), Metrics(CollectorRegistry())
     store.append_node_samples([replace(_node("a:1"), time=t) for t in (0.0, 100.0, 200.0)])
     store.add_tenant_slots([TenantSlot("web", t, 0.5, 1, 1) for t in (0.0, 120.0, 240.0)])
     store.append_job_runs([JobRun("etl", f"app_{t:.0f}", t - 10, t, 4, 40.0) for t in (20.0, 90.0, 230.0)])
-    result = PruneHistory(store, retention_s=200, metrics=metrics, raw_retention_s=60, job_runs_retention_s=100)(250.0)
+    result = PruneHistory(store, retention_s=200, metrics=metrics, raw_retention_s=60, job_runs_retention_s=100).tick(250.0)
     assert result.summary["pruned"] == {"node_samples": 2, "tenant_slots": 1, "job_runs": 2}
     assert [r.app_id for r in store.job_runs(since=0)] == ["app_230"]
     assert [s.start for s in store.tenant_slots(since=0)] == [120.0, 240.0]

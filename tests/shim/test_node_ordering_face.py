@@ -1,5 +1,6 @@
-"""The node-ordering face over real loopback servers: the loop publishes from the harvesting
-state, GET /v1/yarn/node-ordering long-polls it (ETag, 304), gRPC GetNodeOrdering reads it."""
+"""The node-ordering face over real loopback servers: the control plane's node-ordering loop
+publishes from the harvesting state on the board, GET /v1/yarn/node-ordering long-polls it
+(ETag, 304), gRPC GetNodeOrdering reads it — wired as harvester/app.py wires them."""
 
 from __future__ import annotations
 
@@ -14,13 +15,18 @@ from prometheus_client import CollectorRegistry
 
 from harvester.advice.admin_http import AdminServer
 from harvester.advice.grpc_server import GrpcServer
-from harvester.advice.harvesting_state import HarvestingState
-from harvester.advice.node_ordering_http import SCHEMA
-from harvester.advice.node_ordering_wiring import build_node_ordering
+from harvester.advice.node_ordering_http import PATH, node_ordering_route
 from harvester.advice.yarn_advisor import yarn_advisor_service
-from harvester.config_harvesting import HarvestingSettings
+from harvester.board import Board
+from harvester.board.harvesting import HarvestingBoard
+from harvester.board.node_ordering import SCHEMA
+from harvester.config import parse_settings
+from harvester.control import ControlPlane
 from harvester.decisions.guard import GuardDecision
+from harvester.history.sqlite import SqliteHistoryStore
+from harvester.loop.runner import LoopSpec
 from harvester.observability.metrics import Metrics
+from harvester.telemetry.memory import InMemoryTelemetrySource
 from harvester.v1 import yarn_advisor_pb2, yarn_advisor_pb2_grpc
 
 from test_node_ordering import CLASSES, NODES
@@ -29,28 +35,29 @@ NOW = 1_800_000_000.0
 
 
 @pytest.fixture()
-def face() -> Iterator[tuple[str, yarn_advisor_pb2_grpc.YarnAdvisorStub, HarvestingState, object, Metrics]]:
-    settings = HarvestingSettings.model_validate(
-        {"node_ordering": {"queues": {"root.etl": "long", "root.adhoc": "short"}, "stale_after_s": 60,
-                           "long_poll_max_s": 2}})
-    state = HarvestingState()
-    metrics = Metrics(CollectorRegistry())
-    parts = build_node_ordering(settings, state, metrics)
+def face() -> Iterator[tuple[str, yarn_advisor_pb2_grpc.YarnAdvisorStub, HarvestingBoard, LoopSpec, Metrics]]:
+    settings = parse_settings({"harvesting": {"node_ordering": {
+        "queues": {"root.etl": "long", "root.adhoc": "short"}, "stale_after_s": 60, "long_poll_max_s": 2}}}, environ={})
+    board, metrics = Board(), Metrics(CollectorRegistry())
+    plane = ControlPlane(settings, board, source=InMemoryTelemetrySource(), store=SqliteHistoryStore(":memory:"),
+                         metrics=metrics)
+    loop = next(spec for spec in plane.loops if spec.name == "node-ordering")
+    assert loop.interval_s == settings.harvesting.control_period_s, "every guard period"
     admin = AdminServer("127.0.0.1:0")
-    admin.route(parts.path, parts.route)
+    admin.route(PATH, node_ordering_route(plane.node_ordering, max_wait_s=2))
     admin.start()
-    server = GrpcServer("127.0.0.1:0", metrics, [yarn_advisor_service(state, metrics, orderings=parts.board)])
+    server = GrpcServer("127.0.0.1:0", metrics, [yarn_advisor_service(plane.harvesting, metrics, orderings=plane.node_ordering)])
     server.start()
     channel = grpc.insecure_channel(server.address)
-    yield (f"http://{admin.address}{parts.path}", yarn_advisor_pb2_grpc.YarnAdvisorStub(channel), state, parts,
+    yield (f"http://{admin.address}{PATH}", yarn_advisor_pb2_grpc.YarnAdvisorStub(channel), plane.harvesting, loop,
            metrics)
-    parts.close()
+    board.close()
     channel.close()
     server.stop(0.1)
     admin.stop()
 
 
-def _decide(state: HarvestingState, at: float) -> None:
+def _decide(state: HarvestingBoard, at: float) -> None:
     state.publish_classes(CLASSES)
     state.publish_guard(GuardDecision(at, (), NODES))
 

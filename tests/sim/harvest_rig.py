@@ -1,6 +1,7 @@
 """A hand-built YARN-H cluster for the harvesting tests: two tenants whose every 2-minute sample
-the test writes (history before t=0 and the future), the real policy and guard through the
-simulator's ports, driven by the engine like `Simulation` does. Imported by the tests."""
+the test writes (history before t=0 and the future), the real policy and Harvester's live loops
+(`harvester.sim.live:loops`) through the simulator's ports, driven by the engine like
+`Simulation` does. Imported by the tests."""
 
 from __future__ import annotations
 
@@ -9,15 +10,19 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from harvester.board.harvesting import HarvestingBoard
 from harvester.clock import SimClock
+from harvester.control import ControlPlane
 from harvester.domain import Resources
+from harvester.history.sqlite import SqliteHistoryStore
 from harvester.sim.cluster import ClusterModel
-from harvester.sim.controller import ControllerContext, ControllerDriver
+from harvester.sim.controller import ControllerContext, LoopDriver
 from harvester.sim.engine import Engine
-from harvester.sim.harvest import GuardController, algorithm1, guard, guard_only
+from harvester.sim.harvest import algorithm1, guard_only
+from harvester.sim.live import loops
 from harvester.sim.metrics.collector import SimStats
 from harvester.sim.policies import PlacementPolicy, SimContext, TenantInfo
-from harvester.sim.ports import SimActuator, SimTelemetrySource
+from harvester.sim.ports import SimActuator, SimJobRuns, SimTelemetrySource
 from harvester.sim.substrate import Ev, Substrate
 from harvester.sim.workload import JobSpec, StageSpec
 
@@ -35,10 +40,15 @@ class HarvestRig:
     substrate: Substrate
     stats: SimStats
     policy: PlacementPolicy
-    guard: GuardController
+    plane: ControlPlane         # the live loops, ticked by the engine
+    store: SqliteHistoryStore
     util: np.ndarray            # [tenants × (history + future)] utilization the test wrote
     history: int
     tenant_of: np.ndarray
+
+    @property
+    def board(self) -> HarvestingBoard:
+        return self.plane.harvesting
 
     def submit(self, job: JobSpec) -> None:
         self.engine.push(START + job.submit_s, Ev.ARRIVAL, job)
@@ -59,7 +69,7 @@ def context(nodes_per_tenant: int, tenants: int = 2) -> SimContext:
 
 
 def make(util: np.ndarray, history: int, *, nodes_per_tenant: int = 4, policy: str = "algorithm1",
-         policy_params: Mapping[str, Any] | None = None, guard_params: Mapping[str, Any] | None = None,
+         policy_params: Mapping[str, Any] | None = None, loop_params: Mapping[str, Any] | None = None,
          period_s: float = 120.0, offset_s: float = 6.0, include_containers: bool = False) -> HarvestRig:
     """`util[t, j]`: tenant t's utilization at sample j; samples < `history` are before t=0.
     Every server of a tenant follows its tenant's series exactly (the average server is the server)."""
@@ -74,11 +84,11 @@ def make(util: np.ndarray, history: int, *, nodes_per_tenant: int = 4, policy: s
     sub = Substrate(model, engine, pol, stats, rng=np.random.default_rng(0), tenant_of=ctx.tenant_of, step_s=STEP,
                     cores_per_vcore=1.0, reaction_delay_s=5.0, schedule_interval_s=1.0, cluster_ts=1, origin=START)
     hist = util.astype(np.float32)
-    cctx = ControllerContext(ctx, clock, {nid: ctx.tenants[t].name for nid, t in zip(ctx.node_ids, ctx.tenant_of.tolist())},
-                             tenant_history=lambda: sub.tenant_history, policy=pol)
-    ctl = guard(dict(guard_params or {}), cctx)
-    driver = ControllerDriver(ctl, SimTelemetrySource(model, include_containers=include_containers),
-                              SimActuator(sub, clock), stats)
+    store = SqliteHistoryStore(":memory:")
+    cctx = ControllerContext(ctx, clock, SimTelemetrySource(model, include_containers=include_containers),
+                             SimActuator(sub, clock, stats), store, SimJobRuns(stats, START), hist[:, :history], period_s, pol)
+    plane = loops(dict(loop_params or {}), cctx)
+    driver = LoopDriver(plane.loops, START + offset_s, stats)
 
     def step(now: float, k: int) -> None:
         sub.tenant_history = hist[:, : history + k + 1]  # the past only, as Simulation hands it out
@@ -86,16 +96,12 @@ def make(util: np.ndarray, history: int, *, nodes_per_tenant: int = 4, policy: s
         if history + k + 1 < util.shape[1]:
             engine.push(now + STEP, Ev.PRIMARY_STEP, k + 1)
 
-    def control(now: float, _: Any) -> None:
-        driver.tick(now)
-        engine.push(now + period_s, Ev.CONTROL)
-
     engine.on(Ev.PRIMARY_STEP, step)
-    engine.on(Ev.CONTROL, control)
+    engine.on(Ev.CONTROL, lambda now, _: engine.push(driver.run_due(now), Ev.CONTROL))
     engine.on(Ev.ARRIVAL, lambda t, j: sub.submit(j, t))
     engine.push(START, Ev.PRIMARY_STEP, 0)
-    engine.push(START + offset_s, Ev.CONTROL)
-    return HarvestRig(model, engine, clock, sub, stats, pol, ctl, util, history, ctx.tenant_of)
+    engine.push(driver.next_due(), Ev.CONTROL)
+    return HarvestRig(model, engine, clock, sub, stats, pol, plane, store, util, history, ctx.tenant_of)
 
 
 def job(job_id: str, submit_s: float, tasks: int, duration_s: float, *, name: str = "", vcores: int = 1) -> JobSpec:

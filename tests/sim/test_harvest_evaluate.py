@@ -18,7 +18,7 @@ TINY = {
     "workload": {"synthetic": {"jobs": 15, "max_tasks_per_stage": 20}, "target_utilization": 0.4,
                  "target_basis": "cluster"},
     "policy": {"name": "harvester.sim.harvest:algorithm1", "params": {"harvesting": {"reserve": {"floor": 0.1}}}},
-    "controller": {"factory": "harvester.sim.harvest:guard", "period_s": 60, "offset_s": 6, "include_containers": False},
+    "controller": {"factory": "harvester.sim.live:loops", "period_s": 60, "offset_s": 6, "include_containers": False},
 }
 
 
@@ -34,7 +34,7 @@ def test_the_evaluation_runs_every_policy_and_writes_the_report(tmp_path: Path, 
         section = md.split(f"### Primary level {level}")[1].split("###")[0].split("\n## ")[0]
         rows = [line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| ") and "policy" not in line]
         assert rows == list(POLICIES)
-    assert "up to −90 %" in md and "inputs:" in md and "controller (history-based): harvester.sim.harvest:guard" in md
+    assert "up to −90 %" in md and "inputs:" in md and "controller (history-based): harvester.sim.live:loops" in md
     for name in ("harvesting-cdf-30.png", "harvesting-cdf-60.png", "harvesting-vs-level.png"):
         assert (out / "img" / name).stat().st_size > 1000
     data = json.loads((out / "harvesting-results.json").read_text(encoding="utf-8"))

@@ -1,5 +1,5 @@
-"""The real guard as the simulator's controller: youngest containers die on a spike, nothing is
-sent on stale telemetry (OSDI'16 §2, §4.1; decisions/guard.py)."""
+"""The live guard loop on the simulator's ports: youngest containers die on a spike, nothing is
+sent on stale telemetry (OSDI'16 §2, §4.1; decisions/guard.py, loop/guard.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 from harvest_rig import CORES, DAY, START, flat, job, make  # type: ignore[import-not-found]
 
 from harvester.domain import KillContainer, SetNodeCapacity
-from harvester.sim.ports import SimTelemetrySource
 
 HISTORY = 2 * DAY
 
@@ -33,7 +32,7 @@ def test_a_primary_spike_kills_the_youngest_containers_first(mechanism: str, cau
     # 0.16 × 16 = 2.56 cores: 2.56 + 13 batch cores still fit the host (no CPU overflow, so the
     # substrate kills nothing) but eat the reserve: only the guard acts, cutting 13 → 12 vcores
     rig = make(spiking(2, 0.16), HISTORY, policy="guard_only", include_containers=mechanism == "signals",
-               guard_params={"harvesting": {"guard": {"kill_mechanism": mechanism}}})
+               loop_params={"harvesting": {"guard": {"kill_mechanism": mechanism}}})
     fill(rig)
     rig.run(200.0)
     assert rig.model.cap_vcores.tolist() == [13] * 8 and rig.model.alloc_vcores.tolist() == [13] * 8
@@ -50,34 +49,38 @@ def test_a_primary_spike_kills_the_youngest_containers_first(mechanism: str, cau
             assert before[n][victim] >= max(before[n][c] for c in after), f"node {n}: the youngest died"
         else:
             assert not killed and rig.model.capacity(n).vcores == 13
-    views = {v.node_id: v for v in rig.guard.last.nodes}
+    views = {v.node_id: v for v in rig.board.view().guard.nodes}
     assert "primary 2.56 − reserve 0.80" in views["h00:8041"].reason
 
 
 def test_no_action_on_stale_telemetry_then_action_once_it_is_fresh() -> None:
-    rig = make(spiking(2, 0.50), HISTORY, policy="guard_only", period_s=1e9)  # drive the guard by hand after t=6 s
+    rig = make(spiking(2, 0.50), HISTORY, policy="guard_only", period_s=1e9)  # tick the loops by hand after t=6 s
     fill(rig)
-    rig.run(200.0)
-    source = SimTelemetrySource(rig.model, include_containers=False)
-    old = source.poll(START + 200.0)
-    rig.run(241.0)  # the spike is in the model now: 8 + 13 cores > 16
-    now = START + 241.0
-    stale_after = rig.guard.strategy.stale_after_s
-    assert rig.guard.tick(now + stale_after, old, []) == [], "a snapshot older than stale_after_s: no action at all"
-    assert all(v.stale and v.outcome == "stale:snapshot" for v in rig.guard.last.nodes)
-    acted = rig.guard.tick(now, source.poll(now), [])
-    cuts = [a for a in acted if isinstance(a, SetNodeCapacity)]
-    assert {a.node_id for a in cuts} == {f"h{i:02d}:8041" for i in range(4)}
-    assert all(a.overcommit_timeout_ms == 0 for a in cuts) and not any(isinstance(a, KillContainer) for a in acted)
+    rig.run(241.0)  # the spike is in the model now: 8 + 13 cores > 16; the last poll was at t=6 s
+    plane, now = rig.plane, START + 241.0
+    before = rig.stats.controller_actions
+    summary = plane.guard.tick(now)
+    assert summary.summary["actions"] == 0 and rig.stats.controller_actions == before, \
+        "a snapshot older than stale_after_s: no action at all"
+    assert all(v.stale and v.outcome == "stale:snapshot" for v in rig.board.view().guard.nodes)
+    plane.telemetry.tick(now)
+    plane.guard.tick(now)
+    acted = [e for e in rig.board.guard_status().recent if e.at == now]
+    assert {e.target for e in acted if e.kind == "set_capacity"} == {f"h{i:02d}:8041" for i in range(4)}
+    assert all("overCommitTimeout=0 ms" in e.detail and e.fate == "sent" for e in acted)
+    assert not any(e.kind == "kill" for e in acted)
 
 
 def test_reserves_are_fitted_margins_of_the_history() -> None:
     rig = make(spiking(2, 0.16), HISTORY, policy="guard_only")
     rig.run(10.0)
-    fitted = rig.guard.harvest.fitted
-    assert fitted is not None and fitted.margins.quantile == 0.95  # the history up to and with the sample at t=0
-    (cls,) = fitted.class_ids
-    m = fitted.margins.margin(cls)
-    assert m is not None and m.changes == 2 * HISTORY and m.margin == 0.0
-    assert fitted.reserves.fraction(cls) == 0.05 and "clamped" in fitted.reserves.reason(cls)
+    view = rig.board.view()
+    assert view.model is not None
+    margins = rig.store.margin_model(view.model.version)  # the refit loop persisted what it published
+    assert margins is not None and margins.quantile == 0.95
+    (cls,) = [c.class_id for c in view.model.classes]
+    m = margins.margin(cls)
+    # the history before t=0 only (the refit window ends at the slot still filling): 2 tenants × (HISTORY − 1)
+    assert m is not None and m.changes == 2 * (HISTORY - 1) and m.margin == 0.0
+    assert view.reserves.fraction(cls) == 0.05 and "clamped" in view.reserves.reason(cls)
     assert rig.model.cap_vcores.tolist() == [int(CORES - 1.6 - 0.8)] * 8

@@ -8,12 +8,11 @@ from harvest_rig import CORES, DAY, START, context, flat, job, make, noisy  # ty
 
 from harvester.decisions.class_selection import ClassState, characterize, select_classes
 from harvester.domain import Resources
-from harvester.models.job_history import JobHistoryModel, LengthThresholds
+from harvester.models.job_history import JobHistoryModel, JobRun, LengthThresholds
 from harvester.models.patterns import Pattern
 from harvester.models.tenant_series import TenantSeries
 from harvester.models.utilization_classes import fit
-from harvester.sim.harvest.models import HarvestModels, harvesting_settings
-from harvester.sim.policies import JobOutcome, PolicyError
+from harvester.sim.policies import PolicyError
 
 HISTORY = 2 * DAY  # two days of 2-minute samples before t=0
 
@@ -33,7 +32,7 @@ def test_containers_land_only_on_nodes_of_the_selected_classes() -> None:
     for i in range(6):
         rig.submit(job(f"j{i}", 40.0 + 15 * i, tasks=2 + 2 * i, duration_s=3000.0))
     rig.run(400.0)
-    model = rig.policy.harvest.fitted.model
+    model = rig.board.view().model
     assert {c.pattern for c in model.classes} == {Pattern.CONSTANT, Pattern.UNPREDICTABLE}
     tenant_class = model.tenant_class_map()
     names = [t.name for t in context(4).tenants]
@@ -59,14 +58,14 @@ def test_a_future_spike_is_invisible_to_the_policy_but_an_oracle_would_avoid_the
     calm[HISTORY + 5:] = 1.0  # from the 6th sample after t=0 on, the flat tenant takes the whole server
     util = np.stack([calm, noisy(0.30, HISTORY + future, seed=2, spike_every=40)])
     rig = make(util, HISTORY)
-    # the job ran before and took 5,000 s: long (cold-start thresholds 300 s / 3,600 s)
-    rig.policy.harvest.record_run(JobOutcome("etl-1", "etl", START - 9000, START - 4000, 40, 0))
+    # the job ran before and took 5,000 s: long (cold-start thresholds 300 s / 3,600 s); the
+    # history store holds it, as a live store would when the sidecar starts
+    rig.store.append_job_runs([JobRun("etl", "etl-1", START - 9000, START - 4000)])
     rig.submit(job("etl-2", 30.0, tasks=40, duration_s=3600.0, name="etl"))
     rig.run(1500.0)
 
     _, _, sel = next(s for s in rig.policy.selections if s[1] == "etl-2")
-    fitted = rig.policy.harvest.fitted
-    flat_class = fitted.model.tenant_class_map()["env0/mf0"]
+    flat_class = rig.board.view().model.tenant_class_map()["env0/mf0"]
     assert sel.job_type.value == "long"
     assert [c.class_id for c in sel.choices] == [flat_class], "from history the flat tenant is the safest class"
     assert sel.choices[0].peak == pytest.approx(0.10, abs=1e-6), "its peak comes from the past only"
@@ -87,34 +86,59 @@ def test_a_future_spike_is_invisible_to_the_policy_but_an_oracle_would_avoid_the
     assert rig.model.allocated(0).vcores == 0, "after the spike the flat tenant's servers hold no batch container"
 
 
-def test_refits_once_per_interval_and_only_on_what_it_is_given() -> None:
-    ctx = context(2)
-    h = HarvestModels(ctx, harvesting_settings({}, 120.0))
-    past = np.stack([flat(0.2, DAY), noisy(0.4, DAY, seed=3)]).astype(np.float32)
-    assert h.refit_if_due(START, past)
-    assert not h.refit_if_due(START + 3600, past)
-    a = h.fitted.model.assignment("env0/mf0")
-    assert a is not None and a.average == pytest.approx(0.2) and a.samples == DAY
-    more = np.concatenate([past, np.full((2, 30), 0.9, dtype=np.float32)], axis=1)
-    assert h.refit_if_due(START + 86400, more)
-    assert h.fitted.model.version == 2 and h.fitted.model.assignment("env0/mf0").peak == pytest.approx(0.9)
-    assert [v for _, v, _ in h.refits] == [1, 2]
+def test_the_live_refit_fits_the_past_then_the_slots_the_polls_folded_in() -> None:
+    samples = HISTORY + 60
+    util = np.stack([flat(0.2, samples), noisy(0.4, samples, seed=3)])
+    util[0, HISTORY + 20:] = 0.9  # tenant 0 rises 40 min after t=0
+    rig = make(util, HISTORY, policy_params={"harvesting": {"refit_interval_s": 3600}}, period_s=10.0)
+    rig.run(10.0)
+    first = rig.board.view().model
+    a = first.assignment("env0/mf0")
+    assert first.version == 1 and first.fitted_at == START + 6.0
+    assert a is not None and a.average == pytest.approx(0.2) and a.samples == HISTORY, "the past only (t < 0)"
+    rig.run(3600.0)
+    assert rig.board.view().model is first, "one refit per refit_interval_s"
+    rig.run(3610.0)
+    second = rig.board.view().model
+    assert second.version == 2 and second.fitted_at == START + 3606.0
+    b = second.assignment("env0/mf0")
+    # the 30 slots after t=0 came from the telemetry loop's polls (10 s apart, 12 per slot), the
+    # last 10 of them at 0.9
+    assert b is not None and b.samples == HISTORY + 30
+    assert b.average == pytest.approx((0.2 * (HISTORY + 20) + 0.9 * 10) / (HISTORY + 30), abs=1e-6)
+    assert [m[1] for m in rig.policy.report()["class_models"]] in ([], [1], [1, 2])
 
 
-def test_the_policy_needs_the_guard_and_the_guard_shares_its_settings() -> None:
-    from harvester.sim.harvest import algorithm1, guard
-    from harvester.sim.controller import ControllerContext
+def test_the_policy_needs_the_loops_and_the_loops_share_its_settings() -> None:
+    from harvester.sim.harvest import algorithm1, guard_only
+    from harvester.sim.live import harvesting_settings, loops
     from harvester.clock import SimClock
+    from harvester.history.sqlite import SqliteHistoryStore
+    from harvester.sim.controller import ControllerContext
+    from harvester.sim.metrics.collector import SimStats
+    from harvester.sim.ports import SimJobRuns
+    from harvester.telemetry.memory import InMemoryTelemetrySource
+    from harvester.actuators.recording import RecordingActuator
 
     ctx = context(2)
-    pol = algorithm1({}, ctx)
-    with pytest.raises(PolicyError, match="needs the guard controller"):
+    pol = algorithm1({"harvesting": {"refit_interval_s": 7200}}, ctx)
+    with pytest.raises(PolicyError, match="needs Harvester's loops"):
         pol.place(None, None)  # type: ignore[arg-type]
-    cctx = ControllerContext(ctx, SimClock(START), {}, tenant_history=lambda: np.zeros((2, 0)), policy=pol)
+
+    def cctx(policy):  # type: ignore[no-untyped-def]
+        return ControllerContext(ctx, SimClock(START), InMemoryTelemetrySource(), RecordingActuator(),
+                                 SqliteHistoryStore(":memory:"), SimJobRuns(SimStats(), START), np.zeros((2, 0)), 10.0, policy)
+
     with pytest.raises(ValueError, match="give harvesting settings to the policy"):
-        guard({"harvesting": {}}, cctx)
-    assert guard({}, cctx).harvest is pol.harvest
+        loops({"harvesting": {}}, cctx(pol))
+    plane = loops({}, cctx(pol))
+    assert plane.settings.harvesting.refit_interval_s == 7200 and plane.settings.harvesting.control_period_s == 10.0
+    nodes = plane.settings.harvesting.tenants
+    assert [(r.tenant, r.nodes) for r in nodes] == [("env0/mf0", ["h00:8041", "h01:8041"]), ("env1/mf1", ["h02:8041", "h03:8041"])]
+    assert loops({"harvesting": {"reserve": {"floor": 0.1}}}, cctx(guard_only({}, ctx))).settings.harvesting.reserve.floor == 0.1
     with pytest.raises(ValueError, match="harvesting: weights.long.constant"):
         algorithm1({"harvesting": {"weights": {"long": {"constant": -1, "periodic": 1, "unpredictable": 1}}}}, ctx)
+    with pytest.raises(ValueError, match="node_resources, tenants: set by the simulator"):
+        harvesting_settings({"tenants": [], "node_resources": {}}, 120.0)
     with pytest.raises(ValueError, match="unknown params"):
         algorithm1({"bogus": 1}, ctx)

@@ -1,13 +1,15 @@
-"""Whole runs: determinism for a seed, the controller hook through the ports, reimages."""
+"""Whole runs: determinism for a seed, the controller's loops through the ports, reimages."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 
 from harvester.domain import Action, ActionError, ClusterSnapshot, KillContainer, Resources, SetNodeCapacity
+from harvester.loop.runner import LoopSpec, TickResult
+from harvester.sim.controller import ControllerContext
 from harvester.sim.metrics.report import summarize
 from harvester.sim.scenario import parse_scenario
 from harvester.sim.simulation import Simulation
@@ -53,16 +55,20 @@ def test_primary_aware_protects_the_primary_better_than_stock_yarn() -> None:
 
 
 class Throttle:
-    """A tiny controller written here: drain nodes whose primary uses more than half the cores
-    (capacity 0, the RM kills after 0 ms), and ask once to kill a container that does not exist."""
+    """A tiny controller written here, one loop: poll, take the last tick's failures, drain nodes
+    whose primary uses more than half the cores (capacity 0, the RM kills after 0 ms), and ask
+    once to kill a container that does not exist."""
 
-    def __init__(self) -> None:
+    def __init__(self, ctx: ControllerContext) -> None:
+        self.ctx = ctx
         self.snapshots: list[ClusterSnapshot] = []
         self.errors: list[ActionError] = []
+        self.loops = [LoopSpec("throttle", ctx.period_s, self.tick)]
 
-    def tick(self, now: float, snapshot: ClusterSnapshot, errors: Sequence[ActionError]) -> list[Action]:
+    def tick(self, now: float) -> TickResult:
+        snapshot = self.ctx.source.poll(now)
         self.snapshots.append(snapshot)
-        self.errors.extend(errors)
+        self.errors.extend(self.ctx.actuator.poll_errors())
         actions: list[Action] = []
         if len(self.snapshots) == 1:
             actions.append(KillContainer(container_id="container_nope", node_id="x", reason="test"))
@@ -71,14 +77,21 @@ class Throttle:
             if n.state == "RUNNING" and primary > 0.5 * (n.physical_cores or 0) and n.total.vcores > 0:
                 actions.append(SetNodeCapacity(node_id=n.node_id, resources=Resources(n.total.memory_mb, 0),
                                                overcommit_timeout_ms=0, reason=f"primary {primary:.1f} cores"))
-        return actions
+        sent = self.ctx.actuator.apply(actions, f"throttle-{now:.0f}")
+        return TickResult({"sent": len(sent)})
 
 
-def test_controller_hook_runs_through_the_ports_every_period() -> None:
-    ctl = Throttle()
+def test_controller_loops_run_through_the_ports_every_period() -> None:
+    made: list[Throttle] = []
+
+    def factory(params: Any, ctx: ControllerContext) -> Throttle:
+        made.append(Throttle(ctx))
+        return made[-1]
+
     sc = parse_scenario(tiny(controller={"factory": "unused:unused", "period_s": 600}))
-    sim = Simulation(sc, controller=ctl)
+    sim = Simulation(sc, controller=factory)
     result = sim.run()
+    (ctl,) = made
     assert [s.time - sc.start_time for s in ctl.snapshots] == [600.0 * k for k in range(1, 16)]
     snap = ctl.snapshots[0]
     assert len(snap.nodes) == 30 and snap.containers_complete

@@ -2,7 +2,8 @@
 
 One scenario file (default deploy/scenarios/harvesting-eval.yaml) describes the cluster, the
 real-trace tenants with their history, the workload, and the history-based configuration
-(policy `harvester.sim.harvest:algorithm1` + controller `harvester.sim.harvest:guard`). The
+(policy `harvester.sim.harvest:algorithm1` + controller `harvester.sim.live:loops`: Harvester's
+live loops, the guard among them, ticked on simulated time). The
 evaluation runs it for every primary utilization LEVEL (each pattern rescaled to that mean,
 `tenants.mean_utilization`), every POLICY and every SEED, in parallel (the sweep's process pool):
 
@@ -10,8 +11,8 @@ evaluation runs it for every primary utilization LEVEL (each pattern rescaled to
 |---|---|---|
 | stock-yarn | heartbeat order | the whole server; the primary reclaims cores by kills |
 | primary-aware | heartbeat order | total − current primary − 10 % every sample; kills only when the primary overflows |
-| guard-only (ablation) | heartbeat order | the real guard (reserves from margins, replenished by kills) |
-| history-based | Algorithm 1 (real code) | the real guard |
+| guard-only (ablation) | heartbeat order | the live loops' guard (reserves from margins, replenished by kills) |
+| history-based | Algorithm 1 (real code) | the live loops' guard |
 
 The workload does not change with the level (`workload.target_basis: cluster`): the same jobs
 meet less harvestable capacity as the primary grows, as in the paper's utilization sweeps.
@@ -85,9 +86,9 @@ def policy_overrides(scenario: Mapping[str, Any], policy: str) -> dict[str, Any]
 
 
 def _guard_alone(scenario: Mapping[str, Any], controller: Any) -> dict[str, Any]:
-    """The scenario's guard, given the history-based policy's `harvesting` settings itself."""
+    """The scenario's loops, given the history-based policy's `harvesting` settings themselves."""
     if not isinstance(controller, dict):
-        raise ScenarioError("controller: the evaluation scenario must configure the guard (harvester.sim.harvest:guard)")
+        raise ScenarioError("controller: the evaluation scenario must configure Harvester's loops (harvester.sim.live:loops)")
     out = copy.deepcopy(controller)
     params = dict(out.get("params") or {})
     pol = scenario.get("policy") or {}

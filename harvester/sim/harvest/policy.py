@@ -1,13 +1,17 @@
 """Algorithm 1 as the simulator's placement policy (OSDI'16 §4.1, YARN-H) — decisions by the real code.
 
-For each job, on its first placement request:
-1. line 3, J.type: `decisions.class_selection.characterize` with the job-history model refitted
-   from the job's completed runs (`HarvestModels.jobs`; a job never seen before is medium);
+The policy plays the part of the RM plug-in asking SelectClasses: it reads what Harvester's
+live loops published on the state board (board/harvesting.py) — the loops themselves run as the
+simulation's controller (`harvester.sim.live:loops`, which hands this policy the board). For
+each job, on its first placement request:
+1. line 3, J.type: `decisions.class_selection.characterize` with the job-history model the
+   jobs and refit loops published (fitted from the run's finished jobs; a job never seen
+   before is medium);
 2. line 4, J.req: the job's maximum concurrent containers from a breadth-first traversal of its
    DAG (`PlacementRequest.job_max_concurrent`, the same BFS as `models.job_history`);
-3. lines 5–18: `decisions.class_selection.select_classes` over the classes the guard published
-   (`decisions.class_view.class_states`: the model's pattern / average / peak, the class's
-   current primary utilization, reserve and capacity), with the job's container size.
+3. lines 5–18: `decisions.class_selection.select_classes` over the classes the guard loop
+   published (`decisions.class_view.class_states`: the model's pattern / average / peak, the
+   class's current primary utilization, reserve and capacity), with the job's container size.
 The job's containers then go only to nodes of the chosen classes, in the baseline's heartbeat
 order restricted to those nodes (`HeartbeatOrderPolicy`: the node that heartbeats first takes
 as many containers as fit, the CapacityScheduler's default); with several classes (line 13),
@@ -28,9 +32,8 @@ Simulator-specific choices (documented, not in the paper):
 - A running job whose classes have no room left for a pending stage asks again (at most once
   per `reselect_after_s`) with J.req = that stage's pending containers and moves its remaining
   containers to the new choice; containers already running stay where they are.
-- Capacities belong to the guard (`harvester.sim.harvest.guard`): `capacity()` sets every node
-  to 0 once at start (fail safe: nothing is harvested before the guard's first decision) and
-  then never again.
+- Capacities belong to the guard loop: `capacity()` sets every node to 0 once at start (fail
+  safe: nothing is harvested before the guard's first decision) and then never again.
 """
 
 from __future__ import annotations
@@ -41,10 +44,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from harvester.board.harvesting import HarvestingBoard
+from harvester.config_harvesting import HarvestingSettings
 from harvester.decisions.class_selection import ClassTable, Selection, characterize, select_classes
 from harvester.decisions.strategy import selection_strategy
 from harvester.domain import Resources
-from harvester.sim.harvest.models import Fitted, HarvestModels, harvesting_settings
+from harvester.models.utilization_classes import TenantClassModel
+from harvester.sim.live import harvesting_settings
 from harvester.sim.policies import (
     CapacityUpdate,
     ClusterView,
@@ -58,6 +64,23 @@ from harvester.sim.policies import (
 
 EMPTY = np.empty(0, dtype=np.int64)
 SELECTIONS_KEPT = 10_000
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """The published class model as arrays over the simulated nodes."""
+
+    model: TenantClassModel
+    class_ids: tuple[str, ...]
+    class_of_node: np.ndarray   # index into class_ids per node, -1 when the tenant has no class
+
+    @classmethod
+    def of(cls, model: TenantClassModel, context: SimContext) -> Fitted:
+        class_ids = tuple(c.class_id for c in model.classes)
+        index = {cid: i for i, cid in enumerate(class_ids)}
+        tenant_class = model.tenant_class_map()
+        per_tenant = np.array([index.get(tenant_class.get(t.name, ""), -1) for t in context.tenants], dtype=np.int64)
+        return cls(model, class_ids, per_tenant[context.tenant_of])
 
 
 @dataclass
@@ -97,17 +120,21 @@ class Algorithm1Policy(GuardedHeartbeatPolicy):
 
     name = "history-based"
 
-    def __init__(self, context: SimContext, harvest: HarvestModels, *, reselect_after_s: float = 30.0,
+    def __init__(self, context: SimContext, harvesting: HarvestingSettings, *, reselect_after_s: float = 30.0,
                  no_class_wait_s: float | None = 600.0) -> None:
         super().__init__(context)
         if reselect_after_s <= 0:
             raise ValueError(f"reselect_after_s must be > 0, got {reselect_after_s}")
         if no_class_wait_s is not None and no_class_wait_s < 0:
             raise ValueError(f"no_class_wait_s must be >= 0 or null, got {no_class_wait_s}")
+        self.context = context
         self.no_class_wait_s = no_class_wait_s
-        self.harvest = harvest
+        self.harvesting = harvesting  # the live loops' settings too (sim/live.py reads them here)
         self.reselect_after_s = reselect_after_s
-        self.selection = selection_strategy(harvest.settings)
+        self.selection = selection_strategy(harvesting)
+        self._board: HarvestingBoard | None = None
+        self._fitted: Fitted | None = None
+        self.models: list[tuple[float, int, int]] = []  # class models it chose from: (fitted_at, version, classes)
         self._rng = np.random.default_rng([context.seed, 1])  # Algorithm 1's draws, apart from the substrate's
         self._plans: dict[str, JobPlan] = {}
         self._table_view: ClusterView | None = None
@@ -121,10 +148,25 @@ class Algorithm1Policy(GuardedHeartbeatPolicy):
 
     # --- PlacementPolicy ------------------------------------------------------------------
 
+    def read_board(self, board: HarvestingBoard) -> None:
+        """Where the live loops publish (called by `harvester.sim.live:loops`)."""
+        self._board = board
+
+    def _fitted_now(self) -> Fitted | None:
+        """The published class model as node arrays (rebuilt when a refit publishes a new one)."""
+        assert self._board is not None
+        model = self._board.view().model
+        if model is None:
+            return None
+        if self._fitted is None or self._fitted.model is not model:
+            self._fitted = Fitted.of(model, self.context)
+            self.models.append((model.fitted_at, model.version, len(model.classes)))
+        return self._fitted
+
     def place(self, request: PlacementRequest, view: ClusterView) -> np.ndarray:
-        if not self.harvest.guard_attached:
-            raise PolicyError("the history-based policy needs the guard controller "
-                              "(controller.factory: harvester.sim.harvest:guard) to publish the classes")
+        if self._board is None:
+            raise PolicyError("the history-based policy needs Harvester's loops to publish the classes "
+                              "(controller.factory: harvester.sim.live:loops)")
         if view is not self._unplaced_view:
             self._unplaced_view, self._unplaced = view, {}
         placed = self._place(request, view)
@@ -164,16 +206,16 @@ class Algorithm1Policy(GuardedHeartbeatPolicy):
     def report(self) -> dict[str, Any]:
         """Algorithm 1's answers by kind and the class models it chose from (for the evaluation)."""
         return {"selections": dict(self.outcomes),
-                "class_models": [{"at": t, "version": v, "classes": n} for t, v, n in self.harvest.refits]}
+                "class_models": [{"at": t, "version": v, "classes": n} for t, v, n in self.models]}
 
     def job_finished(self, outcome: JobOutcome) -> None:
+        """The job's plan is done (its run reaches the job history through the jobs loop)."""
         self._plans.pop(outcome.job_id, None)
-        self.harvest.record_run(outcome)
 
     def _fill(self, plan: JobPlan, request: PlacementRequest, view: ClusterView) -> np.ndarray:
         """Heartbeat order restricted to the plan's nodes; skips the scan when its classes had
         no free vcores at the start of this pass (the free arrays only shrink within a pass)."""
-        fitted = self.harvest.fitted
+        fitted = self._fitted_now()
         assert fitted is not None
         if plan.version != fitted.model.version:  # a refit renumbered the classes: map the nodes again
             plan.classes = np.unique(self._node_class(fitted)[plan.nodes])
@@ -188,7 +230,7 @@ class Algorithm1Policy(GuardedHeartbeatPolicy):
     def _class_free(self, view: ClusterView) -> np.ndarray:
         """Free vcores per class at the start of this pass (cached per view)."""
         if view is not self._free_view:
-            fitted = self.harvest.fitted
+            fitted = self._fitted_now()
             assert fitted is not None
             self._free = np.bincount(self._node_class(fitted), weights=view.free_vcores, minlength=len(fitted.class_ids) + 1)
             self._free_view = view
@@ -203,10 +245,12 @@ class Algorithm1Policy(GuardedHeartbeatPolicy):
 
     def _select(self, request: PlacementRequest, view: ClusterView, required: int, since: float) -> JobPlan | None:
         """Run lines 3–18 for the job now; None when no class model or state is published yet."""
-        fitted = self.harvest.fitted
-        if fitted is None or not self.harvest.classes:
+        assert self._board is not None
+        published = self._board.view()
+        fitted = self._fitted_now()
+        if fitted is None or not published.classes:
             return None
-        job = characterize(request.job_name, history=self.harvest.jobs(view.now),
+        job = characterize(request.job_name, history=published.jobs,
                            fallback_thresholds=self.selection.fallback_thresholds,
                            container=Resources(request.memory_mb, request.vcores), max_concurrent=max(1, required))
         sel = select_classes(job, self._class_table(view), self._rng, weights=self.selection.weights,
@@ -228,8 +272,8 @@ class Algorithm1Policy(GuardedHeartbeatPolicy):
         """The guard's published states with this pass's allocations (module docstring); per pass."""
         if view is self._table_view:
             return self._table
-        fitted = self.harvest.fitted
-        assert fitted is not None
+        fitted = self._fitted_now()
+        assert fitted is not None and self._board is not None
         k = len(fitted.class_ids)
         member = fitted.class_of_node >= 0
         cls = fitted.class_of_node[member]
@@ -241,7 +285,7 @@ class Algorithm1Policy(GuardedHeartbeatPolicy):
         free_mb = np.bincount(cls, weights=view.free_memory_mb[member], minlength=k)
         index = {cid: i for i, cid in enumerate(fitted.class_ids)}
         states = []
-        for c in self.harvest.classes:
+        for c in self._board.view().classes:
             i = index[c.class_id]
             states.append(replace(c, allocated=Resources(int(mb[i]), int(vc[i])), memory_free_mb=float(free_mb[i])))
         self._table_view, self._table = view, ClassTable.of(states)
@@ -259,15 +303,14 @@ def algorithm1(params: Mapping[str, Any], context: SimContext) -> Algorithm1Poli
     """Policy factory (`policy.name: harvester.sim.harvest:algorithm1`).
 
     params: `harvesting` (the live config's `harvesting:` section: weights, job_length,
-    patterns, clustering, reserve, guard, refit_interval_s, window_days), `reselect_after_s`,
-    `no_class_wait_s` (module docstring), `jobs_refit_s`.
+    patterns, clustering, reserve, guard, refit_interval_s, window_days — the live loops run
+    with it too), `reselect_after_s`, `no_class_wait_s` (module docstring).
     """
     p = dict(params)
     settings = harvesting_settings(p.pop("harvesting", None), context.step_s)
-    harvest = HarvestModels(context, settings, jobs_refit_s=float(p.pop("jobs_refit_s", 120.0)))
     reselect = float(p.pop("reselect_after_s", 30.0))
     wait = p.pop("no_class_wait_s", 600.0)
     if p:
-        raise ValueError(f"unknown params {sorted(p)} (harvesting, reselect_after_s, jobs_refit_s, no_class_wait_s)")
-    return Algorithm1Policy(context, harvest, reselect_after_s=reselect,
+        raise ValueError(f"unknown params {sorted(p)} (harvesting, reselect_after_s, no_class_wait_s)")
+    return Algorithm1Policy(context, settings, reselect_after_s=reselect,
                             no_class_wait_s=None if wait is None else float(wait))

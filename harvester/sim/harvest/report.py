@@ -15,13 +15,8 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from harvester.sim.harvest.evaluate import PAPER, POLICIES, Point, aggregate, job_times, versus_stock  # noqa: E402
-from harvester.sim.metrics.plots import plot_job_cdf  # noqa: E402
+from harvester.sim.harvest.evaluate import PAPER, POLICIES, Point, aggregate, job_times, versus_stock
+from harvester.sim.metrics.plots import plot_job_cdf, pyplot
 
 COLUMNS = (
     ("avg job time (s)", "job_time_mean_s", "{:,.0f}"),
@@ -103,6 +98,7 @@ def inputs_lines(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def plot_vs_level(points: Sequence[Point], path: Path) -> Path:
+    plt = pyplot()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
     for policy in [p for p in POLICIES if any(q.policy == p for q in points)]:
         ps = sorted((q for q in points if q.policy == policy), key=lambda q: q.level)

@@ -1,20 +1,29 @@
-"""PNG figures (matplotlib, Agg backend): CDFs like the papers' figures, utilization over time."""
+"""PNG figures (matplotlib, Agg backend): CDFs like the papers' figures, utilization over time.
+
+matplotlib is imported by `pyplot()` when a figure is drawn, not with the module (start-up cost).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend (files only, no display)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def plot_job_cdf(series: Mapping[str, Sequence[float | None]], path: Path, title: str = "") -> Path:
     """CDF of job execution time, one line per label (e.g. per policy), log-scaled time."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = pyplot().subplots(figsize=(6, 4))
     for label, values in series.items():
         x = np.sort(np.array([v for v in values if v is not None], dtype=np.float64))
         if x.size:
@@ -25,7 +34,7 @@ def plot_job_cdf(series: Mapping[str, Sequence[float | None]], path: Path, title
 
 def plot_utilization(util: np.ndarray, total_cores: float, path: Path, title: str = "") -> Path:
     """Primary and batch CPU (stacked) as a share of all cores, per primary step."""
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig, ax = pyplot().subplots(figsize=(7, 3.5))
     if util.size:
         hours = util[:, 0] / 3600.0
         primary = util[:, 1] / total_cores
@@ -43,5 +52,5 @@ def _save(fig: Any, ax: Any, path: Path, title: str, xlabel: str, ylabel: str, l
     ax.set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    pyplot().close(fig)
     return path

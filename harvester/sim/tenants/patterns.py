@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 import numpy as np
-from scipy.signal import lfilter
 
 from harvester.sim.tenants import Pattern
 
@@ -154,6 +153,8 @@ def generate(fit: PatternFit, members: int, steps: int, step_s: float, start_s: 
     innov = stationary_sd * math.sqrt(max(0.0, 1.0 - phi * phi))
     e = rng.standard_normal((members, steps)) * innov
     e[:, 0] = rng.standard_normal(members) * stationary_sd
+    from scipy.signal import lfilter  # imported where used (start-up cost)
+
     noise = lfilter([1.0], [1.0, -phi], e, axis=1) if phi > 0 else e
     spikes = np.zeros(steps)
     if fit.spike_rate_per_h > 0 and fit.spike_height > 0:

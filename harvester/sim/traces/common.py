@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a trace is read (start-up cost)
+    import pandas as pd
 
 
 class TraceError(Exception):
@@ -16,6 +17,8 @@ def read_table(path: str | Path, *, limit: int | None, names: Sequence[str] | No
                usecols: Sequence[int | str] | None = None, header: int | None | str = "infer",
                sep: str = ",", **kw: Any) -> pd.DataFrame:
     """Read at most `limit` rows of a (possibly gzip'ed) delimited file with pandas' C parser."""
+    import pandas as pd
+
     p = Path(path)
     if not p.is_file():
         raise TraceError(f"{p}: no such trace file")

@@ -14,13 +14,15 @@ import inspect
 import math
 import re
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import pandas as pd
 
 from harvester.sim.traces.common import TraceError, read_table, require_columns
 from harvester.sim.workload import JobSpec, build_job, coarsen
+
+if TYPE_CHECKING:  # pandas is imported where a trace is read (start-up cost)
+    import pandas as pd
 
 _TASK_NAME = re.compile(r"^[A-Za-z]+(\d+)((?:_\d*)*)$")
 
@@ -204,6 +206,8 @@ def load_jobs_csv(path: str | Path, limit: int | None = None, *, max_tasks_per_s
     `duration_s`; else task durations are lognormal with median `duration_s` and this sigma,
     drawn from `seed`), `job_name` (recurring identity; defaults to job_id), `period_s`.
     """
+    import pandas as pd
+
     df = read_table(path, limit=limit)
     require_columns(df, path, ["job_id", "submit_s", "stage", "tasks", "duration_s"])
     rng = np.random.default_rng(seed)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from harvester.sim.traces.common import read_table, require_columns
+
+if TYPE_CHECKING:  # pandas is imported where a trace is read (start-up cost)
+    import pandas as pd
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,8 @@ def load_alibaba_server_events(path: str | Path, limit: int | None = None) -> li
     1,313 `add` events at t=0 and 39 `softerror`s on 7 machines in ~23 h: a weak proxy for
     machine unavailability, used only to sanity-check rates.
     """
+    import pandas as pd
+
     df = read_table(path, limit=limit, header=None, names=["t", "machine", "kind", "detail", "cpus", "mem", "disk"])
     df = df.sort_values("t", kind="stable")
     return [ServerEvent(float(r.t), str(r.machine), str(r.kind), "" if pd.isna(r.detail) else str(r.detail))
@@ -97,6 +102,8 @@ def load_backblaze(path: str | Path, limit: int | None = None) -> DriveStats:
     smart_*`. 22,892 drives, 120 failures over 40 days. Disk failure is one cause of
     reimaging (OSDI'16 §3.3), so its rate is a floor for the generator's per-server rate.
     """
+    import pandas as pd
+
     df = read_table(path, limit=limit, usecols=["date", "serial_number", "failure"])
     require_columns(df, path, ["date", "serial_number", "failure"])
     failures = int(pd.to_numeric(df["failure"], errors="coerce").fillna(0).astype(np.int64).sum())

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import pandas as pd
 
 from harvester.sim.traces.common import TraceError, read_table, require_columns
+
+if TYPE_CHECKING:  # pandas is imported where a trace is read (start-up cost)
+    import pandas as pd
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -61,6 +63,8 @@ def load_bitbrains(path: str | Path, limit: int | None = None) -> list[UtilSerie
     timestamp (header says ms but the values are Unix epoch SECONDS), `CPU usage [%]`
     (percent of the VM's provisioned CPU). Cite Shen, van Beek, Iosup, CCGrid 2015.
     """
+    import pandas as pd
+
     df = read_table(path, limit=limit)
     require_columns(df, path, ["vm_id", "Timestamp [ms]", "CPU usage [%]"])
     frame = pd.DataFrame({"server": "bitbrains-vm" + df["vm_id"].astype(str), "t": df["Timestamp [ms]"].astype(float),
@@ -77,6 +81,8 @@ def load_alibaba_machines(path: str | Path, limit: int | None = None) -> list[Ut
     time_stamp (s), cpu_util_percent, ...`. These hosts run online services AND batch work,
     so the series is the whole host's CPU, an upper bound on the primary tenant's.
     """
+    import pandas as pd
+
     df = read_table(path, limit=limit, header=None, usecols=[0, 1, 2])
     df.columns = ["server", "t", "util"]
     df["util"] = pd.to_numeric(df["util"], errors="coerce") / 100.0
@@ -93,6 +99,8 @@ def load_utilization_csv(path: str | Path, limit: int | None = None) -> list[Uti
     optional primary-tenant name that groups servers (environment/machine function). One row
     per server per sample, any order, any sampling interval.
     """
+    import pandas as pd
+
     df = read_table(path, limit=limit)
     if "cpu_util" not in df.columns and "cpu_util_percent" in df.columns:
         df["cpu_util"] = df["cpu_util_percent"] / 100.0

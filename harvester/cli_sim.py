@@ -2,6 +2,7 @@
 
 Exit status: 0 ok, 1 runtime failure (one line), 2 bad scenario or arguments (one line naming
 the key). Progress goes to stderr, only when stderr is a terminal and --quiet is not given.
+Everything but argparse is imported inside the commands: `harvester --help` stays fast.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
-
-from harvester.sim.scenario import ScenarioError, read_yaml, set_path
 from harvester.sim.formats import JOB_FORMAT_NAMES, UTILIZATION_FORMAT_NAMES
 from harvester.sim.phoenix.cli import register as register_phoenix
 
@@ -28,6 +26,8 @@ def _fail(code: int, message: str) -> int:
 
 
 def _trace_arg(text: str, formats: tuple[str, ...], flag: str) -> dict[str, str]:
+    from harvester.sim.scenario import ScenarioError
+
     fmt, sep, path = text.partition("=")
     if not sep or fmt not in formats:
         raise ScenarioError(f"{flag} {text!r}: expected FORMAT=PATH with FORMAT one of {', '.join(formats)}")
@@ -35,6 +35,10 @@ def _trace_arg(text: str, formats: tuple[str, ...], flag: str) -> dict[str, str]
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    import yaml
+
+    from harvester.sim.scenario import ScenarioError
+
     over: dict[str, Any] = {}
     for item in args.set or []:
         key, sep, raw = item.partition("=")
@@ -53,7 +57,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from harvester.sim.metrics.report import format_summary, summarize, write_outputs
     from harvester.sim.policies import PolicyError
-    from harvester.sim.scenario import load_scenario
+    from harvester.sim.scenario import ScenarioError, load_scenario
     from harvester.sim.simulation import Simulation
     from harvester.sim.traces import TraceError
 
@@ -108,9 +112,11 @@ def _pooled(args: argparse.Namespace, run: Callable[[Executor, bool], list[dict[
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    import yaml
+
     from harvester.sim.metrics.plots import plot_job_cdf
     from harvester.sim.metrics.report import format_table, write_csv
-    from harvester.sim.scenario import parse_scenario
+    from harvester.sim.scenario import ScenarioError, parse_scenario, read_yaml, set_path
     from harvester.sim.sweep import SWEEP_COLUMNS, grid, run_sweep
 
     try:
@@ -169,6 +175,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 def cmd_evaluate_harvesting(args: argparse.Namespace) -> int:
     from harvester.sim.harvest.evaluate import DEFAULT_LEVELS, DEFAULT_SCENARIO, DEFAULT_SEEDS, POLICIES, load_plan, run_plan
     from harvester.sim.harvest.report import write_report
+    from harvester.sim.scenario import ScenarioError
 
     scenario = args.scenario or DEFAULT_SCENARIO
     try:

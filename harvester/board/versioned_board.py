@@ -1,11 +1,11 @@
 """A published advice document with a version that changes only when its content does.
 
 The node-ordering loop (writer) publishes every guard period; readers — the HTTP long-poll
-(`long_poll`) and gRPC GetNodeOrdering — get an immutable `Versioned` snapshot. A publish
-whose `content` equals the current one keeps the version (no long-poll is woken for
+(advice/long_poll.py) and gRPC GetNodeOrdering — get an immutable `Versioned` snapshot. A
+publish whose `content` equals the current one keeps the version (no long-poll is woken for
 nothing; the plug-ins' copies stay confirmed by 304s). The first version is the publisher's
 `first_version` (the time of the first publish in ms), so versions keep increasing across
-sidecar restarts. Waiting and closing: advice/change_board.py.
+sidecar restarts. Waiting and closing: board/change_board.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from harvester.advice.change_board import ChangeBoard
+from harvester.board.change_board import ChangeBoard
 
 T = TypeVar("T")
 
@@ -28,7 +28,7 @@ class Versioned(Generic[T]):
 
 
 class VersionedBoard(ChangeBoard["Versioned[T]"], Generic[T]):
-    """Thread-safe holder of the current document (module docstring)."""
+    """The current document of one board item (module docstring)."""
 
     def publish(self, value: T, render: Callable[[int], bytes], *, content: Any, first_version: int) -> Versioned[T]:
         """Swap in `value` (its body is `render(version)`) unless its `content` is unchanged;

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from harvester.advice.hdfs_board import PlacementBoard
+from harvester.board.hdfs import PlacementBoard
 from hdfs_placement import PlacementTable
 from hdfs_tables import nine_cell_table
 

@@ -1,0 +1,106 @@
+"""The control plane: Harvester's loops built from settings over given ports (the loop half of
+the composition root; harvester/app.py is the other half).
+
+DESIGN.md principle 15: a loop is the unit of control, live and simulated. `ControlPlane`
+builds every loop object of one Harvester from its settings, a state board and its ports —
+the `TelemetrySource`, the `Actuator` (None: dry run), the `HistoryStore`, and optionally the
+RM's finished apps (`JobRunSource`) and the NameNode (`NameNodeSource`) — and lists them as
+`LoopSpec`s. Who runs them differs, what runs does not:
+
+- live, harvester/app.py gives the real ports (RM REST telemetry and actuator, the SQLite file,
+  the NameNode's JMX) and runs each spec on its own `ControlLoop` thread on the RealClock;
+- in the simulator, harvester/sim/live.py gives `SimTelemetrySource`, `SimActuator`, SQLite
+  `:memory:` and the simulated finished jobs, and the engine ticks the same specs on the
+  SimClock (harvester/sim/simulation.py), those due at one instant in the order listed here.
+
+Loops, in data-flow order: telemetry (poll; baselines, the tenant-slot fold and HDFS-H's busy
+flags observe every good poll) → refit (classes, margins, reserves; checked every
+`REFIT_CHECK_S`, refitted every `harvesting.refit_interval_s`) → guard (capacity and kills
+every `harvesting.control_period_s`) → node-ordering (the RM plug-in's node orders, right
+behind the guard) → jobs (finished apps → job runs, when a source is given) → retention
+(prune old rows) → hdfs-poll, hdfs-refit (when `hdfs.enabled`).
+
+`settings.harvesting` must already be resolved (app.harvesting_settings applies the embedded
+default's tenant rules); nothing here reads a clock, a file or the network by itself.
+"""
+
+from __future__ import annotations
+
+from harvester.actuators.port import Actuator
+from harvester.board import Board
+from harvester.board.harvesting import HarvestingBoard
+from harvester.board.hdfs import PlacementBoard
+from harvester.board.node_ordering import NodeOrderingBoard
+from harvester.config import Settings
+from harvester.decisions.strategy import NodeStrategy, guard_strategy, selection_strategy
+from harvester.history.store import HistoryStore
+from harvester.loop.guard import GuardTick
+from harvester.loop.harvest_nodes import FoldTenantSlots, NodeRegistry
+from harvester.loop.hdfs_placement import HdfsPlacementLoop, NameNodeSource
+from harvester.loop.job_runs import JobRunSource, RecordJobRuns
+from harvester.loop.node_ordering import PublishNodeOrdering
+from harvester.loop.record_telemetry import Observer, RecordTelemetry
+from harvester.loop.refit import Refit
+from harvester.loop.retention import PruneHistory
+from harvester.loop.runner import LoopSpec
+from harvester.models.job_history import JobType
+from harvester.observability.metrics import Metrics
+from harvester.telemetry.source import TelemetrySource
+
+#: The refit loop checks this often whether a refit is due (refits follow refit_interval_s).
+REFIT_CHECK_S = 300.0
+#: Finished applications are read as job runs this often (Algorithm 1 lines 3-4).
+JOBS_INTERVAL_S = 60.0
+DAY_S = 86400.0
+
+
+class ControlPlane:
+    """Every loop of one Harvester over the given ports; `loops` in data-flow order."""
+
+    def __init__(self, settings: Settings, board: Board, *, source: TelemetrySource, store: HistoryStore,
+                 metrics: Metrics, actuator: Actuator | None = None, job_runs: JobRunSource | None = None,
+                 namenode: NameNodeSource | None = None) -> None:
+        h = settings.harvesting
+        self.settings = settings
+        self.harvesting = HarvestingBoard(board)
+        self.placement = PlacementBoard(board)
+        self.node_ordering = NodeOrderingBoard(board)
+        self.nodes = NodeRegistry(store, h)
+        observers: list[Observer] = [self.nodes.observe, FoldTenantSlots(self.nodes, store, metrics, step_s=h.sample_step_s)]
+        self.hdfs: HdfsPlacementLoop | None = None
+        if settings.hdfs.enabled:
+            if namenode is None:
+                raise ValueError("hdfs.enabled needs a NameNode source")
+            self.hdfs = HdfsPlacementLoop(hdfs=settings.hdfs, harvesting=h, namenode=namenode, store=store,
+                                          board=self.placement, metrics=metrics)
+            hdfs = self.hdfs
+            observers.append(lambda snapshot: hdfs.on_telemetry(snapshot.time))  # after the slot fold
+        self.telemetry = RecordTelemetry(source, store, metrics, observers=observers)
+        self.actuator = actuator if h.actuate else None
+        self.refit = Refit(store, self.harvesting, metrics, h, self.resolved_nodes)
+        self.guard = GuardTick(self.telemetry.latest, self.nodes, self.harvesting, self.actuator, metrics,
+                               guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s))
+        no = h.node_ordering
+        orderings = PublishNodeOrdering(self.harvesting, self.node_ordering, metrics,
+                                        weights=selection_strategy(h).weights,
+                                        queues={q: JobType(t) for q, t in no.queues.items()}, stale_after_s=no.stale_after_s)
+        self.jobs = None if job_runs is None else RecordJobRuns(job_runs, store, self.harvesting, metrics, h,
+                                                                 self.resolved_nodes)
+        st = settings.store
+        retention = PruneHistory(store, st.retention_days * DAY_S, metrics, raw_retention_s=st.raw_samples_retention_days * DAY_S,
+                                 job_runs_retention_s=max(st.retention_days, h.job_length.history_days) * DAY_S)
+        self.loops: list[LoopSpec] = [
+            LoopSpec("telemetry", settings.telemetry.poll_interval_s, self.telemetry.tick),
+            LoopSpec("refit", min(h.refit_interval_s, REFIT_CHECK_S), self.refit.tick),
+            LoopSpec("guard", h.control_period_s, self.guard.tick),
+            LoopSpec("node-ordering", h.control_period_s, orderings.tick),
+            *([LoopSpec("jobs", JOBS_INTERVAL_S, self.jobs.tick)] if self.jobs is not None else []),
+            LoopSpec("retention", st.prune_interval_s, retention.tick),
+        ]
+        if self.hdfs is not None:
+            self.loops += [LoopSpec("hdfs-poll", settings.hdfs.poll_interval_s, self.hdfs.poll),
+                           LoopSpec("hdfs-refit", settings.hdfs.refit_interval_s, self.hdfs.refit)]
+
+    def resolved_nodes(self) -> dict[str, NodeStrategy]:
+        """The harvested nodes as of the last poll (tenant and sizes, decisions/strategy.py)."""
+        return self.nodes.resolve(self.telemetry.latest())[0]
