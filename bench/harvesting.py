@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harvester.advice.grpc_server import GrpcServer  # noqa: E402
-from harvester.advice.harvesting_state import HarvestingBoard  # noqa: E402
+from harvester.board import Board  # noqa: E402
+from harvester.board.harvesting import HarvestingBoard  # noqa: E402
 from harvester.advice.yarn_advisor import yarn_advisor_service  # noqa: E402
 from harvester.decisions.class_selection import ClassState  # noqa: E402
 from harvester.decisions.guard import GuardContext, evaluate  # noqa: E402

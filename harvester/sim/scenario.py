@@ -120,9 +120,9 @@ class PolicySpec(_Spec):
 
 
 class ControllerSpec(_Spec):
-    factory: str = Field(description="package.module:factory building a Controller.")
-    period_s: float = Field(60.0, gt=0, description="Control period.")
-    offset_s: float | None = Field(None, ge=0, description="First tick at t = this (default: one period); e.g. a few seconds after each primary sample.")
+    factory: str = Field(description="package.module:factory building a Controller (its loops); harvester.sim.live:loops = Harvester's own.")
+    period_s: float = Field(60.0, gt=0, description="Control period (Harvester's loops: the poll and guard period).")
+    offset_s: float | None = Field(None, ge=0, description="Every loop's first tick at t = this (default: one period); e.g. a few seconds after each primary sample.")
     params: dict[str, Any] = Field(default_factory=dict, description="Keyword parameters of the factory.")
     include_containers: bool = Field(True, description="List containers in each snapshot.")
 
@@ -150,7 +150,7 @@ class Scenario(_Spec):
     reimage: ReimageSpec = Field(default_factory=ReimageSpec, description="Disk reimages.")
     workload: WorkloadSpec = Field(default_factory=WorkloadSpec, description="Batch jobs.")
     policy: PolicySpec = Field(default_factory=PolicySpec, description="Placement policy.")
-    controller: ControllerSpec | None = Field(None, description="Optional periodic controller (decision code).")
+    controller: ControllerSpec | None = Field(None, description="Optional controller: control loops ticked on simulated time.")
     substrate: SubstrateSpec = Field(default_factory=SubstrateSpec, description="YARN substrate timing.")
     outputs: OutputSpec = Field(default_factory=OutputSpec, description="What to write.")
 
