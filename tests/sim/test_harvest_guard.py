@@ -7,8 +7,6 @@ import numpy as np
 import pytest
 from harvest_rig import CORES, DAY, START, flat, job, make  # type: ignore[import-not-found]
 
-from harvester.domain import KillContainer, SetNodeCapacity
-
 HISTORY = 2 * DAY
 
 
