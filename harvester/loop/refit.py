@@ -5,7 +5,11 @@ series of CPU utilizations from the average server of each primary tenant, runs 
 and then uses the K-Means algorithm". Each refit:
 
 1. reads the tenant slots of the window `[end − window_days, end)`, `end` = the start of the
-   current (still filling) 2-minute slot (models/tenant_slots.py);
+   current (still filling) 2-minute slot (models/tenant_slots.py). The window starts at the
+   first stored slot when the history is younger than `window_days`: slots before anything was
+   observed are not "missing" samples, and counting them as such would fail the periodicity
+   test's missing-data rule (`patterns.max_missing_fraction`) for the first half of the window
+   — a sidecar with 6 days of history could not find a daily pattern for 9 more days;
 2. fits the class model (models/utilization_classes.fit, tenants weighted by their node count)
    and the margins per class (models/margins.fit_margins), both as version = last stored + 1,
    persists both (principle 9: the model never writes the store, this loop does);
@@ -108,6 +112,7 @@ class Refit:
         slots = self._store.tenant_slots(since=start, until=end)
         if not slots:
             return TickResult({"refit": False, "why": "no tenant history in the window", "model_version": None})
+        start = max(start, slots[0].start)  # history younger than the window (module docstring); slots sorted by start
         began = time.perf_counter()  # decision cost in wall time, whatever the Clock
         series, node_counts = series_from_slots(slots, start=start, end=end, step_s=step)
         model = fit(series, version=version, fitted_at=now, params=class_params(h), tenant_weights=node_counts)

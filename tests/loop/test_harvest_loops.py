@@ -112,3 +112,15 @@ def test_the_refit_window_ignores_slots_outside_it_and_the_current_slot() -> Non
     refit, state, _ = _refit(store)
     refit.tick(T0 + 60)
     assert {a.tenant for a in state.view().model.tenants} == {"web", "db"}
+
+
+@pytest.mark.parametrize("days, web", [(6.0, "periodic"), (2.0, "unpredictable")])
+def test_a_history_younger_than_the_window_starts_the_window_at_its_first_slot(days: float, web: str) -> None:
+    # 6 days in a 30-day window: counted as 24 days missing, the periodicity test (at most half
+    # missing) would never run; from the first slot on, 6 days are enough (3 needed), 2 are not
+    store = SqliteHistoryStore(":memory:")
+    _history(store, T0, days=days)
+    refit, state, _ = _refit(store)
+    refit.tick(T0 + 60)
+    web_row = state.view().model.assignment("web")
+    assert web_row is not None and web_row.pattern.value == web and web_row.samples == days * 720
