@@ -4,7 +4,9 @@ Algorithm 1 (OSDI'16 §4.1) types a job by its last run and sizes it by its past
 SelectClasses advice therefore needs job runs. Each tick asks the source for the apps that
 finished since the last tick (a minute of overlap: a run seen twice is one row, job runs are
 keyed by app id) — on the first tick since `job_length.history_days` ago — stores them, and
-republishes the fitted job history (thresholds by `job_length.mode`, loop/refit.job_history).
+republishes the fitted job history (thresholds by `job_length.mode`, loop/refit.job_history)
+when a run it had not seen arrived (or on the first tick); the refit loop republishes it with
+every class model too.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class RecordJobRuns:
         self._h = harvesting
         self._nodes = nodes
         self._since: float | None = None
+        self._seen: frozenset[str] = frozenset()  # app ids of the last poll (the overlap returns them again)
 
     def tick(self, now: float) -> TickResult:
         window = self._h.job_length.history_days * DAY_S
@@ -44,7 +47,10 @@ class RecordJobRuns:
         runs = self._source.poll(since)
         written = self._store.append_job_runs(runs)
         self._metrics.record_rows_written("job_runs", written)
-        self._since = now
+        fresh = self._since is None or any(r.app_id not in self._seen for r in runs)
+        self._since, self._seen = now, frozenset(r.app_id for r in runs)
+        if not fresh:
+            return TickResult({"new_runs": written, "republished": False})
         history = self._store.job_runs(since=now - window)
         self._board.publish_jobs(job_history(history, self._h, self._board.view().model, self._nodes()))
-        return TickResult({"new_runs": written, "runs_in_window": len(history)})
+        return TickResult({"new_runs": written, "runs_in_window": len(history), "republished": True})

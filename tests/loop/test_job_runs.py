@@ -39,3 +39,23 @@ def test_finished_apps_are_recorded_with_duration_and_peak_and_published() -> No
         c.advance(10)
         tick.tick(c.clock.now())                                     # re-reads the overlap ...
         assert len(store.job_runs(since=0)) == 2, "... but a run is one row (keyed by app id)"
+
+
+def test_the_history_is_republished_only_when_a_new_run_arrives() -> None:
+    from harvester.models.job_history import JobRun
+
+    class Runs:
+        def __init__(self) -> None:
+            self.runs: list[JobRun] = []
+
+        def poll(self, since: float) -> list[JobRun]:
+            return [r for r in self.runs if r.finished_at >= since]
+
+    source, store, state = Runs(), SqliteHistoryStore(":memory:"), HarvestingBoard(Board())
+    tick = RecordJobRuns(source, store, state, Metrics(CollectorRegistry()), HarvestingSettings(), nodes=dict)
+    assert tick.tick(1000.0).summary["republished"] is True, "the first tick publishes (maybe an empty history)"
+    source.runs.append(JobRun("etl", "app_1", 900.0, 1030.0))
+    assert tick.tick(1060.0).summary["republished"] is True and state.view().jobs.last_run("etl").app_id == "app_1"
+    before = state.view().jobs
+    summary = tick.tick(1120.0).summary  # app_1 again, in the overlap: nothing new
+    assert summary == {"new_runs": 1, "republished": False} and state.view().jobs is before
