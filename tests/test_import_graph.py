@@ -16,15 +16,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("harvester", "rm_client", "hdfs_placement")
 
-# The two cycles inside the YARN emulator that predate the package move; REMOVED BY THE FIDELITY
-# BRANCH (issue 11), which owns harvester/emulator. Exactly these two components are allowed:
-# any other cycle, or these growing, fails.
-ALLOWED_CYCLES = {
-    frozenset({"harvester.emulator.applications", "harvester.emulator.plan", "harvester.emulator.scheduler",
-               "harvester.emulator.state"}),
-    frozenset({"harvester.emulator.handlers_apps", "harvester.emulator.handlers_cluster", "harvester.emulator.routes"}),
-}
-
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -127,9 +118,9 @@ def test_cycles_are_the_strongly_connected_components(edges: dict[str, set[str]]
     assert sorted(map(sorted, cycles(edges))) == sorted(map(sorted, expected))
 
 
-def test_no_import_cycle_but_the_two_allowed_emulator_ones(graph: dict[str, set[str]]) -> None:
-    found = set(cycles(graph))
-    assert found <= ALLOWED_CYCLES, f"new import cycles: {[sorted(c) for c in found - ALLOWED_CYCLES]}"
+def test_no_import_cycle(graph: dict[str, set[str]]) -> None:
+    # The emulator's last two cycles went with the fidelity work (issue 11): none is allowed.
+    assert not cycles(graph), f"import cycles: {[sorted(c) for c in cycles(graph)]}"
 
 
 def test_cli_modules_are_imported_only_by_cli_modules(graph: dict[str, set[str]]) -> None:
