@@ -14,15 +14,12 @@ import inspect
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 
 from harvester.sim.traces.common import TraceError, read_table, require_columns
 from harvester.sim.workload import JobSpec, build_job, coarsen
-
-if TYPE_CHECKING:  # pandas is imported where a trace is read (start-up cost)
-    import pandas as pd
 
 _TASK_NAME = re.compile(r"^[A-Za-z]+(\d+)((?:_\d*)*)$")
 

@@ -9,14 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harvester.sim.traces.common import read_table, require_columns
-
-if TYPE_CHECKING:  # pandas is imported where a trace is read (start-up cost)
-    import pandas as pd
 
 
 @dataclass(frozen=True, slots=True)
