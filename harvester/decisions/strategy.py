@@ -193,26 +193,22 @@ def _resolve(rules: _Rules, node: NodeIdentity) -> NodeStrategy | str:
 
 
 class NodeResolver:
-    """`resolve_nodes` for one `harvesting:` section: the rules compiled once, and each node
-    identity's answer remembered (a loop resolves the same nodes every few seconds)."""
-
-    MEMO_MAX = 200_000  # identities remembered before the memo starts over
+    """`resolve_nodes` for one `harvesting:` section, the rules compiled once (a loop resolves
+    every node every few seconds)."""
 
     def __init__(self, h: HarvestingSettings) -> None:
         self._rules = _Rules(h)
-        self._memo: dict[NodeIdentity, NodeStrategy | str] = {}
+
+    def one(self, node: NodeIdentity) -> NodeStrategy | str:
+        """The node's strategy, or why it is left out."""
+        return _resolve(self._rules, node)
 
     def resolve(self, nodes: Iterable[NodeIdentity]) -> tuple[dict[str, NodeStrategy], dict[str, str]]:
         """(strategy per harvested node, reason per node left out)."""
-        memo = self._memo
-        if len(memo) > self.MEMO_MAX:
-            memo.clear()
         resolved: dict[str, NodeStrategy] = {}
         left_out: dict[str, str] = {}
         for node in nodes:
-            got = memo.get(node)
-            if got is None:
-                got = memo[node] = _resolve(self._rules, node)
+            got = _resolve(self._rules, node)
             if isinstance(got, str):
                 left_out[node.node_id] = got
             else:

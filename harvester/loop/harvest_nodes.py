@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from harvester.config_harvesting import HarvestingSettings
 from harvester.decisions.strategy import NodeIdentity, NodeResolver, NodeStrategy
-from harvester.domain import ClusterSnapshot, NodeBaseline
+from harvester.domain import ClusterSnapshot, NodeBaseline, Resources
 from harvester.history.store import HistoryStore
 from harvester.models.tenant_slots import aggregate_poll
 from harvester.observability.metrics import Metrics
@@ -34,6 +34,8 @@ class NodeRegistry:
         self._h = harvesting
         self._resolver = NodeResolver(harvesting)
         self._last: tuple[ClusterSnapshot, int, tuple[dict[str, NodeStrategy], dict[str, str]]] | None = None
+        # per node: (hostname, baseline, physical cores) -> its resolution, until one of them changes
+        self._per_node: dict[str, tuple[tuple[str, Resources | None, float | None], NodeStrategy | str]] = {}
         self._generation = 0  # bumped when a baseline is added: resolutions of older snapshots are stale
         self._lock = threading.Lock()
         self._baselines: dict[str, NodeBaseline] = store.node_baselines()
@@ -70,14 +72,21 @@ class NodeRegistry:
         with self._lock:
             if self._last is not None and self._last[0] is snapshot and self._last[1] == self._generation:
                 return self._last[2]
-            base = self._baselines
-            ids = []
+            base, cache = self._baselines, self._per_node
+            resolved: dict[str, NodeStrategy] = {}
+            left_out: dict[str, str] = {}
             for n in snapshot.nodes:
                 b = base.get(n.node_id)
-                ids.append(NodeIdentity(n.node_id, n.hostname, b.resources if b else None, n.physical_cores))
-            result = self._resolver.resolve(ids)
-            self._last = (snapshot, self._generation, result)
-            return result
+                key = (n.hostname, b.resources if b else None, n.physical_cores)
+                hit = cache.get(n.node_id)
+                if hit is None or hit[0] != key:
+                    hit = cache[n.node_id] = (key, self._resolver.one(NodeIdentity(n.node_id, *key)))
+                if isinstance(hit[1], str):
+                    left_out[n.node_id] = hit[1]
+                else:
+                    resolved[n.node_id] = hit[1]
+            self._last = (snapshot, self._generation, (resolved, left_out))
+            return resolved, left_out
 
 
 class FoldTenantSlots:

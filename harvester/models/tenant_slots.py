@@ -80,7 +80,7 @@ def aggregate_poll(
             continue
         acc.setdefault(tenant, []).append(min(1.0, primary / cores))
     start = slot_start(time, step_s)
-    return [TenantSlot(t, start, float(np.mean(u)), 1, len(u)) for t, u in sorted(acc.items())]
+    return [TenantSlot(t, start, sum(u) / len(u), 1, len(u)) for t, u in sorted(acc.items())]
 
 
 def series_from_slots(
