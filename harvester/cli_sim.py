@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harvester.sim.formats import JOB_FORMAT_NAMES, UTILIZATION_FORMAT_NAMES
-from harvester.sim.phoenix.cli import register as register_phoenix
+from harvester.cli_phoenix import register as register_phoenix
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
@@ -256,7 +256,7 @@ def register(sub: Any) -> None:
     e.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
     _common(e)
     e.set_defaults(func=cmd_evaluate_harvesting)
-    register_phoenix(esub)  # harvester evaluate phoenix (harvester/sim/phoenix/cli.py)
+    register_phoenix(esub)  # harvester evaluate phoenix (harvester/cli_phoenix.py)
 
     p = sub.add_parser("simulate-fit", help="refit the simulator's generators to the staged traces")
     p.add_argument("--traces", type=Path, required=True, help="the staged traces folder (../shared/traces)")

@@ -1,7 +1,7 @@
 """The Phoenix evaluation (docs/evaluation/phoenix.md): short-job response times of FIFO,
 Sparrow-C, Eagle-C and Phoenix on the Yahoo sub-traces with Table II constraints.
 
-`harvester evaluate phoenix` (or `python -m harvester.sim.phoenix.cli`) runs the plan: every trace x load x seed x policy
+`harvester evaluate phoenix` (or `python -m harvester.cli_phoenix`) runs the plan: every trace x load x seed x policy
 on `workers` one-slot workers. A seed fixes the worker attributes, the synthesized
 constraints, the short partition and the probes; every policy of a (trace, load, seed) sees
 the same ones. Results: per run the p50/p90/p99 response time of short jobs (all, constrained,

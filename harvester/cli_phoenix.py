@@ -1,5 +1,5 @@
-"""`harvester evaluate phoenix` / `python -m harvester.sim.phoenix.cli` (registered by
-harvester/sim/cli.py). Only argparse here: the simulator is imported when the command runs.
+"""`harvester evaluate phoenix` / `python -m harvester.cli_phoenix` (registered by
+harvester/cli_sim.py). Only argparse here: the simulator is imported when the command runs.
 
 Exit status: 0 ok, 1 runtime failure, 2 bad arguments or traces (one line).
 """
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m harvester.sim.phoenix.cli", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m harvester.cli_phoenix", description=__doc__.splitlines()[0])
     add_arguments(p)
     return p
 
