@@ -69,7 +69,7 @@ def test_sweep_on_a_dask_cluster_matches_the_local_pool(repo_root: Path, tmp_pat
 
 def test_without_the_dask_extra_sweep_exits_1_naming_it(repo_root: Path) -> None:
     """The test extra installs Dask, so a child interpreter that cannot import it plays the
-    machine without `harvester[dask]` (tests/sim/test_scenario_cli.py skips where Dask exists)."""
+    machine without `harvester[dask]`."""
     code = ("import sys; sys.modules['dask'] = None; sys.modules['distributed'] = None\n"
             "from harvester.cli import main\n"
             f"sys.exit(main(['sweep', '--scenario', {str(repo_root / 'deploy/scenarios/small-stock-yarn.yaml')!r}, "
