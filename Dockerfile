@@ -57,8 +57,8 @@ ENV PATH=/opt/venv/bin:${PATH} \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 
-# Relative store paths (store.path: var/harvester.db) resolve here; a named volume on
-# /srv/harvester/var inherits the harvester user's ownership from the image.
+# The bundled settings keep the store in /srv/harvester/var (store.path); a named volume on it
+# inherits the harvester user's ownership from the image.
 WORKDIR /srv/harvester
 VOLUME ["/srv/harvester/var"]
 USER harvester

@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from harvester import __version__
 
@@ -42,6 +42,37 @@ def cmd_config_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def listen_problem(settings: Any) -> str | None:
+    """Why the sidecar could not listen where its settings say (None: every address is free).
+
+    Checked before anything starts so that the message names the address and the setting to
+    change, e.g. while another `harvester serve` (`make run`) holds the defaults."""
+    import errno
+    import socket
+
+    from harvester.observability.failures import cause
+
+    wanted = [("server.admin_listen", settings.server.admin_listen), ("server.grpc_listen", settings.server.grpc_listen)]
+    if settings.cluster.source == "embedded":
+        wanted.insert(0, ("embedded.listen", settings.embedded.listen))
+    for key, address in wanted:
+        host, _, port = address.rpartition(":")
+        if int(port) == 0:
+            continue
+        try:
+            infos = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+            family, kind, proto, _, sockaddr = infos[0]
+            with socket.socket(family, kind, proto) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: TIME_WAIT is no conflict
+                s.bind(sockaddr)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (f"{address} is already in use ({key}): another `harvester serve` (make run) may be running; "
+                        f"stop it, or set {key} to a free port (port 0 picks one)")
+            return f"cannot listen on {address} ({key}): {cause(exc)}"
+    return None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from harvester.app import Harvester
     from harvester.config import ConfigError, load_settings
@@ -53,6 +84,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return _fail(EXIT_CONFIG, f"config error: {exc}")
     configure_logging(settings.logging.level, settings.logging.format)
+    problem = listen_problem(settings)
+    if problem is not None:
+        return _fail(EXIT_FAILURE, f"cannot start: {problem}")
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
@@ -86,6 +120,7 @@ COMMAND_MODULES = (
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="harvester", description="History-based harvesting advisor for Hadoop 3.3.x.")
+    parser.add_argument("--version", action="version", version=f"harvester {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("serve", help="run the sidecar (gRPC advice, admin HTTP, control loops)")

@@ -81,17 +81,24 @@ def cmd_table(args: argparse.Namespace) -> int:
     from hdfs_placement import PlacementTable
     from rm_client.tables import Table
 
+    from harvester.cli_common import admin_base
+    from harvester.observability.failures import answer_line, one_line
+
     try:
-        base = args.url or f"http://{_settings(args).server.admin_listen}"
+        base = admin_base(args.url, None if args.url else _settings(args).server.admin_listen)
     except ConfigError as exc:
         return _fail(EXIT_CONFIG, f"config error: {exc}")
-    url = base.rstrip("/") + "/v1/hdfs/placement-table"
+    url = base + "/v1/hdfs/placement-table"
     try:
         resp = requests.get(url, timeout=10)
     except requests.RequestException as exc:
-        return _fail(EXIT_FAILURE, f"GET {url}: {exc}")
+        return _fail(EXIT_FAILURE, one_line(f"GET {url}", base, exc, "that `harvester serve` runs there "
+                                            "(server.admin_listen, or --url)"))
+    if resp.status_code == 404 and _hdfs_off(base):
+        return _fail(EXIT_FAILURE, f"HDFS-H is off on the sidecar at {base} (hdfs.enabled: false): set hdfs.enabled: "
+                                   "true and hdfs.namenode_urls, then restart it (docs/hdfs.md)")
     if resp.status_code != 200:
-        return _fail(EXIT_FAILURE, f"GET {url}: HTTP {resp.status_code}: {resp.text.strip()[:200]}")
+        return _fail(EXIT_FAILURE, f"GET {url}: {answer_line(resp.status_code, resp.text)}")
     if args.json:
         print(resp.text)
         return EXIT_OK
@@ -109,6 +116,17 @@ def cmd_table(args: argparse.Namespace) -> int:
          "busy" if e.busy else "") for e in table.datanodes))
     print(render_table(nodes) if nodes.rows else "(no DataNodes)")
     return EXIT_OK
+
+
+def _hdfs_off(base: str) -> bool:
+    """True when the sidecar's /status says HDFS-H is disabled (no placement-table route)."""
+    import requests
+
+    try:
+        doc = requests.get(base + "/status", timeout=10).json()
+    except (requests.RequestException, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("hdfs", {}).get("enabled") is False
 
 
 def cmd_choose(args: argparse.Namespace) -> int:

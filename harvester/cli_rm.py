@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import requests
 
-from rm_client import RMClient, RMClientConfig, RMConfigError, RMError
+from rm_client import RMClient, RMClientConfig, RMConfigError, RMError, RMTransportError
 from rm_client.tables import Table, apps_table, nodes_table, queues_table, reservations_table
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
@@ -55,12 +55,24 @@ def _client(args: argparse.Namespace) -> RMClient:
     if args.rm_url:
         return RMClient(RMClientConfig(urls=tuple(args.rm_url), user=args.user))
     settings = load_settings(args.config)
-    if settings.cluster.source == "embedded":  # the emulator a running `harvester serve` embeds
-        return RMClient(RMClientConfig(urls=(embedded_rm_url(settings),), user=args.user or settings.rm.user))
-    config = rm_client_config(settings.rm)
-    if not config.urls:
+    rm = settings.rm
+    # rm.urls names the RM whatever cluster.source says; without it, the embedded default's
+    # emulator (what a running `harvester serve` with these settings embeds)
+    if not rm.urls and settings.cluster.source == "embedded":
+        rm = rm.model_copy(update={"urls": [embedded_rm_url(settings)]})
+    if not rm.urls:
         raise RMConfigError("no RM: give --rm-url or a --config whose rm.urls is set")
+    config = rm_client_config(rm)
     return RMClient(dataclasses.replace(config, user=args.user or config.user))
+
+
+def rm_failure(exc: RMTransportError) -> str:
+    """One line for an RM that could not be reached: the call, the URL, the cause, what to check."""
+    from harvester.observability.failures import one_line
+
+    what = f"{exc.method} {exc.path}" if exc.method else "the ResourceManager"
+    return one_line(what, exc.rm_url or "the ResourceManager", exc,
+                    "that the ResourceManager runs there and that rm.urls (or --rm-url) names it")
 
 
 def _views() -> dict[str, Callable[[RMClient, argparse.Namespace], tuple[Any, Table]]]:
@@ -93,7 +105,9 @@ def cmd_record(args: argparse.Namespace) -> int:
     try:
         calls = record(args.rm_url[0], out, seed=args.seed, steps=args.steps, user=args.user, pace=args.pace)
     except requests.RequestException as exc:
-        print(f"harvester: recording against {args.rm_url[0]} failed: {exc} (partial recording in {out})",
+        from harvester.observability.failures import cause
+
+        print(f"harvester: recording against {args.rm_url[0]} failed: {cause(exc)} (partial recording in {out})",
               file=sys.stderr)
         return EXIT_FAILURE
     print(f"recorded {len(calls)} calls (seed {args.seed}) from {args.rm_url[0]} into {out}")
@@ -113,6 +127,9 @@ def cmd_rm(args: argparse.Namespace) -> int:
     try:
         with client:
             models, table = _views()[args.view](client, args)
+    except RMTransportError as exc:
+        print(f"harvester: {rm_failure(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
     except RMError as exc:
         print(f"harvester: {exc}", file=sys.stderr)
         return EXIT_FAILURE

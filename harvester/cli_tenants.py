@@ -2,15 +2,17 @@
 
 Where the classes come from:
 - by default, the history store the settings file names (`--config`; none = the embedded
-  default's `var/harvester.db`), read directly — it works while the sidecar runs (SQLite WAL)
+  default's store, `store.path`), read directly — it works while the sidecar runs (SQLite WAL)
   and after it stopped. Reserves are recomputed from the stored margins with the file's
-  reserve policy; node counts are unknown there (shown as -);
+  reserve policy; NODES and NOW come from each tenant's newest stored 2-minute slot (node
+  count, mean primary utilization), "-" when no slot is recent (no sidecar observing);
 - from the RUNNING sidecar's admin API (`GET /v1/harvesting/classes`) with `--admin URL`, or
   when the store is `memory` (it lives in the sidecar's process). The default admin URL is the
   file's `server.admin_listen`;
 - `--refit` asks the running sidecar to refit now (`POST /v1/harvesting/refit`) and prints the
   classes it answers with.
 `--json` prints the document (advice/harvesting_http.classes_document) instead of tables.
+Without a class model it says what to configure (tenant rules) and when classes will appear.
 Exit 0 ok, 1 nothing to show / sidecar unreachable, 2 bad settings.
 """
 
@@ -19,30 +21,25 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
+from harvester.cli_common import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, fail
+
 DASH = "-"
-
-
-def _fail(code: int, message: str) -> int:
-    print(f"harvester: {message}", file=sys.stderr)
-    return code
 
 
 def _num(v: Any, fmt: str = ".2f") -> str:
     return DASH if v is None else format(v, fmt)
 
 
-def render(doc: dict[str, Any], source: str) -> str:
-    """Two tables: the classes (§4.1 tags, reserve) and the tenant → class map."""
+def render(doc: dict[str, Any], source: str, hint: str = "") -> str:
+    """Two tables: the classes (§4.1 tags, reserve, current utilization) and the tenant → class map."""
     from harvester.cli_rm import render_table
     from rm_client.tables import Table
 
     if doc.get("model_version") is None:
-        return f"no class model yet ({source}): {doc.get('why', 'nothing fitted')}"
+        return f"no class model yet ({source}): {doc.get('why', 'nothing fitted')}" + (f"\n{hint}" if hint else "")
     fitted = dt.datetime.fromtimestamp(doc["fitted_at"], tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     classes = Table(
         ("CLASS", "PATTERN", "AVG", "PEAK", "TENANTS", "NODES", "RESERVE", "NOW"),
@@ -59,32 +56,31 @@ def render(doc: dict[str, Any], source: str) -> str:
     lines = [f"class model v{doc['model_version']}, fitted {fitted} ({source})", "", render_table(classes), "",
              render_table(tenants)]
     lines += [f"skipped: {s['tenant']} ({s['why']})" for s in doc.get("skipped", [])]
+    if doc.get("now_from"):
+        lines.append(f"NOW: {doc['now_from']}")
     return "\n".join(lines)
 
 
-def _admin_base(args: argparse.Namespace, listen: str) -> str:
-    if args.admin:
-        return args.admin.rstrip("/")
-    host, _, port = listen.rpartition(":")
-    if host in ("0.0.0.0", "::", "[::]", ""):
-        host = "127.0.0.1"
-    return f"http://{host}:{port}"
+def no_model_hint(h: Any) -> str:
+    """What the operator must configure, and when classes will appear (`h`: resolved harvesting settings)."""
+    from harvester.control import REFIT_CHECK_S
+
+    p = h.patterns
+    when = (f"Classes appear at the first refit after telemetry has stored one {h.sample_step_s:g}-s slot (the refit "
+            f"loop checks every {min(h.refit_interval_s, REFIT_CHECK_S):g} s; `harvester tenants --refit` fits now); "
+            f"a tenant stays unpredictable until it has {p.min_samples} slots (patterns.min_samples, "
+            f"{p.min_samples * h.sample_step_s / 3600:.1f} h) and can be periodic after {p.min_days_periodic:g} days "
+            "(patterns.min_days_periodic).")
+    if h.tenants:
+        return when
+    return ("No harvesting.tenants rules are set: every NodeManager is its own primary tenant "
+            f"(harvesting.unmatched_nodes: {h.unmatched_nodes}), so no class groups the servers of one service. "
+            "Map nodes to tenants with harvesting.tenants rules (tenant + hostname_pattern or nodes; see "
+            "deploy/harvester.yaml and docs/harvesting.md). " + when)
 
 
-def _from_sidecar(base: str, refit: bool) -> dict[str, Any]:
-    import requests
-
-    url = f"{base}/v1/harvesting/{'refit' if refit else 'classes'}"
-    resp = requests.post(url, timeout=120) if refit else requests.get(url, timeout=10)
-    if resp.status_code != 200:
-        raise RuntimeError(f"{url} answered HTTP {resp.status_code}: {resp.text.strip()[:300]}")
-    doc: dict[str, Any] = resp.json()
-    return doc
-
-
-def _from_store(path: Path, settings: Any) -> dict[str, Any]:
+def _from_store(path: Path, h: Any, now: float) -> dict[str, Any]:
     from harvester.advice.harvesting_http import classes_document
-    from harvester.app import harvesting_settings
     from harvester.decisions.reserve import resolve_reserves
     from harvester.decisions.strategy import reserve_policy
     from harvester.history.sqlite import SqliteHistoryStore
@@ -93,45 +89,83 @@ def _from_store(path: Path, settings: Any) -> dict[str, Any]:
     try:
         model = store.class_model()
         margins = None if model is None else store.margin_model(model.version)
+        recent = [] if model is None else store.tenant_slots(since=now - NOW_SLOTS * h.sample_step_s)
     finally:
         store.close()
-    reserves = None
-    if model is not None:
-        policy = reserve_policy(harvesting_settings(settings))
-        reserves = resolve_reserves(margins, [c.class_id for c in model.classes], policy)
-    return classes_document(model, reserves, None)
+    if model is None:
+        return classes_document(None, None, None)
+    reserves = resolve_reserves(margins, [c.class_id for c in model.classes], reserve_policy(h))
+    doc = classes_document(model, reserves, None)
+    _add_now(doc, model.tenant_class_map(), recent)
+    return doc
+
+
+#: NOW from the store: each tenant's newest slot among the last few (a running sidecar writes
+#: one every `sample_step_s`); older than that, the sidecar is not observing and NOW stays "-".
+NOW_SLOTS = 3
+
+
+def _add_now(doc: dict[str, Any], tenant_class: dict[str, str], slots: list[Any]) -> None:
+    """Per class, from each member tenant's newest slot: nodes = Σ nodes, current utilization =
+    node-weighted mean of the tenants' slot utilization (the live view's mean over the class's nodes)."""
+    newest: dict[str, Any] = {}
+    for s in slots:  # ordered by start
+        if s.polls > 0:
+            newest[s.tenant] = s
+    acc: dict[str, list[float]] = {}
+    for tenant, s in newest.items():
+        cid = tenant_class.get(tenant)
+        if cid is not None:
+            a = acc.setdefault(cid, [0.0, 0.0])
+            a[0] += s.utilization * s.nodes
+            a[1] += s.nodes
+    for c in doc["classes"]:
+        a = acc.get(c["class_id"])
+        if a and a[1]:
+            c["current_utilization"], c["nodes"] = a[0] / a[1], int(a[1])
+    if newest:
+        at = max(s.start for s in newest.values())
+        doc["now_from"] = (f"mean primary utilization of each class's nodes in the newest stored slot "
+                           f"({dt.datetime.fromtimestamp(at, tz=dt.timezone.utc):%H:%M} UTC)")
 
 
 def cmd_tenants(args: argparse.Namespace) -> int:
+    import time
+
+    from harvester.app import harvesting_settings
+    from harvester.cli_common import SidecarError, admin_base, sidecar_json
     from harvester.config import ConfigError, load_settings
     from harvester.history.store import StoreError
 
     try:
         settings = load_settings(args.config)
     except ConfigError as exc:
-        return _fail(EXIT_CONFIG, f"config error: {exc}")
+        return fail(EXIT_CONFIG, f"config error: {exc}")
+    h = harvesting_settings(settings)
     live = args.refit or args.admin or settings.store.backend == "memory"
     try:
         if live:
-            base = _admin_base(args, settings.server.admin_listen)
+            base = admin_base(args.admin, settings.server.admin_listen)
             source = f"sidecar {base}"
-            try:
-                doc = _from_sidecar(base, args.refit)
-            except OSError as exc:  # requests' connection errors are OSErrors
-                return _fail(EXIT_FAILURE, f"cannot reach the running sidecar at {base}: {exc}")
+            status, doc = sidecar_json(base, "/v1/harvesting/refit" if args.refit else "/v1/harvesting/classes",
+                                       method="POST" if args.refit else "GET", timeout_s=120 if args.refit else 10)
+            if status != 200:
+                return fail(EXIT_FAILURE, f"{base} is not a Harvester sidecar (no /v1/harvesting routes)")
         else:
             path = settings.store.path
             source = f"store {path}"
             if not path.exists():
-                return _fail(EXIT_FAILURE, f"no history store at {path}: start `harvester serve` with this "
-                                           "--config, or use --admin URL")
-            doc = _from_store(path, settings)
-    except (RuntimeError, StoreError, ValueError) as exc:
-        return _fail(EXIT_FAILURE, str(exc))
+                return fail(EXIT_FAILURE, f"no history store at {path}: start `harvester serve` with this "
+                                          "--config, or use --admin URL")
+            doc = _from_store(path, h, time.time())
+    except SidecarError as exc:
+        return fail(EXIT_FAILURE, f"cannot reach the running sidecar: {exc}")
+    except (StoreError, ValueError) as exc:
+        return fail(EXIT_FAILURE, str(exc))
     if args.json:
         print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
     else:
-        print(render(doc, source))
+        print(render(doc, source, hint=no_model_hint(h)))
     return EXIT_OK if doc.get("model_version") is not None else EXIT_FAILURE
 
 

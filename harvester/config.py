@@ -55,9 +55,18 @@ class LoggingSettings(_Section):
     format: Literal["text", "json"] = Field("text", description="text for people, json for log shippers.")
 
 
+def default_store_path() -> Path:
+    """The history store when the settings name none: `$XDG_STATE_HOME/harvester/harvester.db`
+    (`~/.local/state/harvester/harvester.db` without it) — one file per user, whatever the
+    current directory, so `harvester tenants` finds what `harvester serve` wrote."""
+    state = os.environ.get("XDG_STATE_HOME", "")
+    base = Path(state) if state and Path(state).is_absolute() else Path.home() / ".local" / "state"
+    return base / "harvester" / "harvester.db"
+
+
 class StoreSettings(_Section):
     backend: Literal["sqlite", "memory"] = Field("sqlite", description="History store: sqlite (WAL file) or memory (SQLite :memory:; tests, demos).")
-    path: Path = Field(Path("var/harvester.db"), description="SQLite file (created with its folder).")
+    path: Path = Field(default_factory=default_store_path, description="SQLite file (created with its folder); default $XDG_STATE_HOME/harvester/harvester.db (~/.local/state/...); a relative path is relative to the settings file's folder.")
     retention_days: float = Field(35.0, gt=0, description="Per-tenant 2-minute slots older than this are pruned (the models use a 30-day window); job runs too, unless harvesting.job_length.history_days is longer.")
     raw_samples_retention_days: float = Field(2.0, gt=0, description="Raw per-poll node samples older than this are pruned (diagnosis only; models read the slots).")
     prune_interval_s: float = Field(3600.0, gt=0, description="How often the retention loop prunes old rows.")
@@ -65,11 +74,14 @@ class StoreSettings(_Section):
     @field_validator("path")
     @classmethod
     def _path_writable(cls, v: Path, info: ValidationInfo) -> Path:
+        v = v.expanduser()
         if info.data.get("backend", "sqlite") == "sqlite":
             probe = v.resolve().parent
             while not probe.exists():
                 probe = probe.parent
-            if not os.access(probe, os.W_OK):
+            # nothing of the folder exists here (e.g. a container's volume, /srv/...): the file is
+            # for another machine, and opening the store says so where it runs
+            if probe.parent != probe and not os.access(probe, os.W_OK):
                 raise ValueError(f"folder {probe} is not writable")
         return v
 
@@ -148,10 +160,44 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out
 
 
+def _section_model(ann: Any) -> type[BaseModel] | None:
+    """The settings model a field holds (itself, or the item of a list / optional of one)."""
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return ann
+    for arg in getattr(ann, "__args__", ()):
+        found = _section_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def did_you_mean(model: type[BaseModel] | None, key: str) -> str:
+    """" (did you mean 'x'?)" for an unknown `key` of `model` close to a known one, else ""."""
+    import difflib
+
+    if model is None:
+        return ""
+    close = difflib.get_close_matches(key.lower(), list(model.model_fields), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The settings model holding the key at `loc` (list indexes are skipped)."""
+    model: type[BaseModel] | None = Settings
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if model is None or part not in model.model_fields:
+            return None
+        model = _section_model(model.model_fields[part].annotation)
+    return model
+
+
 def _describe(err: Mapping[str, Any]) -> str:
     kind, loc = err["type"], _loc(tuple(err["loc"]))
     if kind == "extra_forbidden":
-        return f"{loc}: unknown key"
+        key = err["loc"][-1]
+        return f"{loc}: unknown key" + did_you_mean(_model_at(tuple(err["loc"][:-1])), str(key))
     if kind == "missing":
         return f"{loc}: missing value"
     msg = str(err["msg"]).removeprefix("Value error, ")
@@ -181,7 +227,7 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
 def _coerce_env(model: type[BaseModel], key: str, env_name: str, raw: str) -> Any:
     field = model.model_fields.get(key)
     if field is None:
-        raise ConfigError(f"environment {env_name}: unknown key {key!r}")
+        raise ConfigError(f"environment {env_name}: unknown key {key!r}{did_you_mean(model, key)}")
     if getattr(field.annotation, "__origin__", None) is list and not raw.lstrip().startswith("["):
         return [s.strip() for s in raw.split(",") if s.strip()]
     try:
@@ -199,7 +245,8 @@ def _apply_env(model: type[BaseModel], data: dict[str, Any], overrides: dict[str
             continue
         sub = field.annotation if field is not None else None
         if not (isinstance(sub, type) and issubclass(sub, BaseModel)):
-            raise ConfigError(f"environment {ENV_PREFIX}{key.upper()}__…: unknown section {key!r}")
+            raise ConfigError(f"environment {ENV_PREFIX}{key.upper()}__…: unknown section {key!r}"
+                              f"{did_you_mean(model, key)}")
         section = data.get(key)
         if section is None:
             section = {}
@@ -209,12 +256,24 @@ def _apply_env(model: type[BaseModel], data: dict[str, Any], overrides: dict[str
         _apply_env(sub, section, value)
 
 
-def parse_settings(data: Any, *, where: str = "config", environ: Mapping[str, str] | None = None) -> Settings:
-    """Validate already-parsed YAML data (plus environment overrides) into `Settings`."""
+def _relative_to(data: dict[str, Any], base_dir: Path) -> None:
+    """A relative `store.path` in a settings file names a file beside that settings file."""
+    store = data.get("store")
+    path = store.get("path") if isinstance(store, dict) else None
+    if isinstance(path, str) and path and not Path(path).expanduser().is_absolute():
+        store["path"] = str(base_dir / path)
+
+
+def parse_settings(data: Any, *, where: str = "config", environ: Mapping[str, str] | None = None,
+                   base_dir: Path | None = None) -> Settings:
+    """Validate already-parsed YAML data (plus environment overrides) into `Settings`; relative
+    paths of the data resolve against `base_dir` (the settings file's folder) when given."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: the top level must be a mapping of sections, got {type(data).__name__}")
+    if base_dir is not None:
+        _relative_to(data, base_dir)
     _apply_env(Settings, data, _env_overrides(os.environ if environ is None else environ))
     try:
         return Settings.model_validate(data)
@@ -236,7 +295,7 @@ def load_settings(path: str | Path | None, *, environ: Mapping[str, str] | None 
         at = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError(f"{p}:{at}: invalid YAML: {problem}") from None
-    return parse_settings(data, where=str(p), environ=environ)
+    return parse_settings(data, where=str(p), environ=environ, base_dir=p.resolve().parent)
 
 
 def schema_paths(model: type[BaseModel] = Settings, prefix: str = "") -> list[str]:

@@ -36,3 +36,13 @@ def traces_dir() -> Path:
     if not (path / "README.md").is_file():
         pytest.fail(f"cluster traces not found at {path}; set HARVESTER_TRACES_DIR")
     return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_state_home(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The default history store lives under $XDG_STATE_HOME (harvester/config.py): no test, and
+    no `harvester` process a test starts, reads or writes the developer's own."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+    yield
+    mp.undo()

@@ -22,6 +22,13 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"harvester {__version__}"
 
 
+@pytest.mark.parametrize("argv", [["--version"], ["version"]])
+def test_version_flag_and_command(argv: list[str]) -> None:
+    out = subprocess.run([sys.executable, "-m", "harvester", *argv], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"harvester {__version__}"
+
+
 def test_python_dash_m_works() -> None:
     out = subprocess.run([sys.executable, "-m", "harvester", "version"], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("harvester ")
@@ -100,17 +107,38 @@ def test_serve_with_bad_config_exits_2(tmp_path: Path) -> None:
     assert out.stderr.count("\n") == 1 and "server.admin_listen" in out.stderr
 
 
-def test_serve_with_busy_port_fails_with_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("key", ["server.admin_listen", "server.grpc_listen", "embedded.listen"])
+def test_serve_with_busy_port_names_the_address_and_the_setting(tmp_path: Path, key: str) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
         busy = s.getsockname()[1]
+        ports = {"server.admin_listen": _free_port(), "server.grpc_listen": _free_port(), "embedded.listen": _free_port()}
+        ports[key] = busy
         cfg = tmp_path / "h.yaml"
-        cfg.write_text(f"server:\n  grpc_listen: 127.0.0.1:{_free_port()}\n  admin_listen: 127.0.0.1:{busy}\nstore:\n  backend: memory\n"
-                       f"embedded:\n  listen: 127.0.0.1:{_free_port()}\n")
+        cfg.write_text(f"server:\n  grpc_listen: 127.0.0.1:{ports['server.grpc_listen']}\n"
+                       f"  admin_listen: 127.0.0.1:{ports['server.admin_listen']}\nstore:\n  backend: memory\n"
+                       f"embedded:\n  listen: 127.0.0.1:{ports['embedded.listen']}\n")
         out = subprocess.run([sys.executable, "-m", "harvester", "serve", "--config", str(cfg)], capture_output=True, text=True, timeout=30)
     assert out.returncode == 1
-    assert "cannot start" in out.stderr and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "cannot start" in out.stderr and f"127.0.0.1:{busy}" in out.stderr and key in out.stderr
+    assert "already in use" in out.stderr
+
+
+def test_a_second_grpc_server_cannot_share_the_port() -> None:
+    """gRPC's default SO_REUSEPORT would let two sidecars serve one port, each a random half."""
+    from prometheus_client import CollectorRegistry
+
+    from harvester.advice.grpc_server import GrpcServer
+    from harvester.observability.metrics import Metrics
+
+    first = GrpcServer("127.0.0.1:0", Metrics(CollectorRegistry()))
+    try:
+        with pytest.raises(OSError, match=f"127.0.0.1:{first.port}"):
+            GrpcServer(f"127.0.0.1:{first.port}", Metrics(CollectorRegistry()))
+    finally:
+        first.stop(0)
 
 
 def test_a_closed_pipe_is_not_a_traceback() -> None:

@@ -45,11 +45,33 @@ def test_json_output_is_the_decoded_models(rm: ScriptedRM, capsys: pytest.Captur
 
 
 def test_rm_down_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    url = closed_port_url()  # refuses connections whatever else runs (e.g. `make run` on 18088)
     cfg = tmp_path / "h.yaml"
-    cfg.write_text(f"rm:\n  urls: [{closed_port_url()}]\n  max_retries: 0\n")
+    cfg.write_text(f"rm:\n  urls: [{url}]\n  max_retries: 0\n")
     assert main(["rm", "nodes", "--config", str(cfg)]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "connection" in err.lower()
+    assert err.count("\n") == 1 and "connection refused" in err.lower()
+    assert url in err and "rm.urls" in err, "where, and the setting to check"
+    for internal in ("HTTPConnectionPool", "Max retries", "urllib3", "NewConnectionError", "Caused by"):
+        assert internal not in err, err
+
+
+def test_config_rm_urls_win_over_the_embedded_default(rm: ScriptedRM, capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path) -> None:
+    """cluster.source left at `embedded`: rm.urls still names the RM to show (not 127.0.0.1:18088)."""
+    cfg = tmp_path / "h.yaml"
+    cfg.write_text(f"rm:\n  urls: [{rm.url}]\n")
+    assert main(["rm", "nodes", "--config", str(cfg)]) == 0
+    assert "localhost:45455" in capsys.readouterr().out
+    assert [s.path for s in rm.seen] == ["/ws/v1/cluster/nodes"]
+
+
+def test_without_rm_urls_the_embedded_emulator_is_asked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    port = closed_port_url().rpartition(":")[2]
+    cfg = tmp_path / "h.yaml"
+    cfg.write_text(f"embedded:\n  listen: 127.0.0.1:{port}\nrm:\n  max_retries: 0\n")
+    assert main(["rm", "nodes", "--config", str(cfg)]) == 1
+    assert f"127.0.0.1:{port}" in capsys.readouterr().err
 
 
 def test_bad_config_is_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -117,8 +117,56 @@ def test_environment_override_wins_over_the_file(tmp_path: Path) -> None:
         ({"HARVESTER_RM__NOPE": "1"}, "HARVESTER_RM__NOPE: unknown key"),
         ({"HARVESTER_NOSECTION__X": "1"}, "unknown section"),
         ({"HARVESTER_RM__MAX_RETRIES": "many"}, "rm.max_retries"),
+        ({"HARVESTER_RM__URL": "http://rm:8088"}, "unknown key 'url' (did you mean 'urls'?)"),
+        ({"HARVESTER_HARVESTNG__ACTUATE": "false"}, "unknown section 'harvestng' (did you mean 'harvesting'?)"),
     ],
 )
 def test_bad_environment_overrides_are_named(env: dict[str, str], expected: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(expected)):
         parse_settings({}, environ=env)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("rm:\n  url: [http://rm:8088]\n", "rm.url: unknown key (did you mean 'urls'?)"),
+        ("harvestng:\n  actuate: false\n", "harvestng: unknown key (did you mean 'harvesting'?)"),
+        ("harvesting:\n  guard:\n    kill_mechanisms: signals\n",
+         "harvesting.guard.kill_mechanisms: unknown key (did you mean 'kill_mechanism'?)"),
+        ("harvesting:\n  tenants:\n    - tenant: web\n      hostname_patern: ^web-\n",
+         "harvesting.tenants[0].hostname_patern: unknown key (did you mean 'hostname_pattern'?)"),
+        ("server:\n  zzz: 1\n", "server.zzz: unknown key"),
+    ],
+)
+def test_unknown_keys_get_a_did_you_mean(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                                         expected: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    assert main(["config", "check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1, err
+    if "zzz" in text:
+        assert "did you mean" not in err, "no suggestion when nothing is close"
+
+
+def test_the_default_store_does_not_depend_on_the_current_directory(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    paths = set()
+    for cwd in (tmp_path, tmp_path.parent):
+        monkeypatch.chdir(cwd)
+        paths.add(load_settings(None, environ={}).store.path)
+    assert paths == {tmp_path / "state" / "harvester" / "harvester.db"}
+    monkeypatch.delenv("XDG_STATE_HOME")
+    assert load_settings(None, environ={}).store.path == Path.home() / ".local" / "state" / "harvester" / "harvester.db"
+
+
+def test_a_relative_store_path_is_relative_to_the_settings_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conf = tmp_path / "etc" / "h.yaml"
+    conf.parent.mkdir()
+    conf.write_text("store:\n  path: var/h.db\n")
+    for cwd in (tmp_path, conf.parent):
+        monkeypatch.chdir(cwd)
+        assert load_settings(conf, environ={}).store.path == conf.parent / "var" / "h.db"
+    conf.write_text("store:\n  path: ~/h.db\n")
+    assert load_settings(conf, environ={}).store.path == Path.home() / "h.db"

@@ -128,6 +128,8 @@ class GrpcServer:
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
             interceptors=[_MetricsInterceptor(metrics)],
+            # gRPC sets SO_REUSEPORT by default: a second sidecar would share the port silently
+            options=[("grpc.so_reuseport", 0)],
         )
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self._server)
@@ -143,7 +145,10 @@ class GrpcServer:
             [*CONTRACT, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
             self._server,
         )
-        self.port = self._server.add_insecure_port(listen)
+        try:
+            self.port = self._server.add_insecure_port(listen)
+        except RuntimeError:  # grpcio >= 1.60 raises instead of returning 0
+            self.port = 0
         if self.port == 0:
             raise OSError(f"cannot listen on {listen} for gRPC")
         self.address = f"{listen.rpartition(':')[0]}:{self.port}"

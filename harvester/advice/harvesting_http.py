@@ -11,11 +11,12 @@ run) and the tenant → class map with each tenant's profile (OSDI'16 §4.1 tags
 
 /v1/harvesting/nodes: the guard's last decision per node — its view (`NodeView`): tenant,
 class, capacity (total), the formula's harvestable capacity, the capacity after the arbiter,
-primary and reserve cores, stale or not, the outcome (`sent:<increase|decrease|cut|freeze>`,
+primary and reserve cores, stale or not, the outcome (`sent:<increase|decrease|cut|freeze>`, in a
+dry run `would_send:<…>`,
 `skipped:<unchanged|hysteresis|rate_limit>`, `stale:<snapshot|missing|node|no_utilization>`)
 and the reason (the formula, with the arbiter's notes in brackets); plus nodes left out (no
 tenant, unknown size), kills in flight with their lifecycle history, and the last actions with
-their stimulus, formula and fate (sent, dry-run, failed: <error>).
+their stimulus, formula and fate (sent, would send (dry run), not sent, failed: <error>).
 """
 
 from __future__ import annotations

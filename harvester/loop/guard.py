@@ -27,6 +27,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, deque
+from dataclasses import replace
 from typing import Callable
 
 from harvester.actuators.port import Actuator
@@ -42,8 +43,16 @@ from harvester.loop.runner import TickResult
 from harvester.observability.metrics import Metrics
 
 LOG_SIZE = 500
+#: The fate of an action in a dry run (`harvesting.actuate: false`): decided, nothing was sent.
+WOULD_SEND = "would send"
 
 
+def dry_run(decision: GuardDecision) -> GuardDecision:
+    """The decision as a dry run tells it: "sent:<label>" outcomes become "would_send:<label>"
+    (the RM kept its capacity: nothing was sent)."""
+    return replace(decision, nodes=tuple(
+        replace(v, outcome="would_send:" + v.outcome.removeprefix("sent:")) if v.outcome.startswith("sent:") else v
+        for v in decision.nodes))
 
 
 def _describe(a: Action) -> tuple[str, str, str]:
@@ -132,6 +141,8 @@ class GuardTick:
         began = time.perf_counter()  # decision cost in wall time, whatever the Clock
         decision = evaluate(ctx)
         self._metrics.record_decision("guard", time.perf_counter() - began)
+        if self._actuator is None:
+            decision = dry_run(decision)
         sent: list[Action] = []
         if self._actuator is not None and decision.actions:
             sent = self._actuator.apply(decision.actions, stimulus)
@@ -168,7 +179,7 @@ class GuardTick:
                 self._last_pushed[a.node_id] = PushRecord(a.resources, now)
         for a in decision.actions:
             kind, target, detail = _describe(a)
-            fate = "dry-run" if self._actuator is None else ("sent" if id(a) in sent_ids else "not sent")
+            fate = WOULD_SEND if self._actuator is None else ("sent" if id(a) in sent_ids else "not sent")
             self._log.append(ActionLogEntry(now, a.stimulus_id, kind, target, detail, a.reason, fate))
 
 

@@ -91,7 +91,7 @@ class Metrics:
         )
         self.harvest_capacity_updates = Counter(
             "harvester_harvest_capacity_updates_total",
-            "Guard outcomes per node: sent (increase, decrease, cut, freeze) or skipped (unchanged, hysteresis, rate_limit, stale).",
+            "Guard outcomes per node: sent (increase, decrease, cut, freeze; would_send in a dry run) or skipped (unchanged, hysteresis, rate_limit, stale).",
             ["outcome", "reason"], registry=r,
         )
         self.harvest_decision_seconds = Histogram(

@@ -106,7 +106,7 @@ def running_sidecar(overrides: dict[str, Any] | None = None) -> Iterator[Harvest
     """A real sidecar (composition root, embedded cluster, memory store) on free loopback ports;
     `overrides` are settings merged over that (e.g. shorter loop intervals)."""
     base = {"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
-            "store": {"backend": "memory"}}
+            "embedded": {"listen": "127.0.0.1:0"}, "store": {"backend": "memory"}}
     settings = parse_settings(_merge(base, overrides or {}), environ={})
     app = Harvester(settings)
     app.start()

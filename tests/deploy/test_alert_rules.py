@@ -18,6 +18,7 @@ import yaml
 
 from harvester.app import Harvester
 from harvester.config import Settings
+from ports import on_free_ports
 
 from deploy_files import ROOT, prometheus_binary
 
@@ -90,8 +91,11 @@ LAST_TICK_RE = re.compile(r'\s*time\(\)\s*-\s*harvester_loop_last_tick_timestamp
 
 def test_loop_age_alerts_fire_past_three_intervals_of_the_compose_sidecar(compose_settings: Settings) -> None:
     """Three intervals without a good tick is when /readyz calls a loop unhealthy (ControlLoop.healthy)."""
-    settings = compose_settings.model_copy(update={"store": compose_settings.store.model_copy(update={"backend": "memory"})})
-    intervals = {loop.name: loop.interval_s for loop in Harvester(settings).loops}  # built, never started
+    settings = on_free_ports(compose_settings.model_copy(
+        update={"store": compose_settings.store.model_copy(update={"backend": "memory"})}))
+    app = Harvester(settings)  # built, never started
+    intervals = {loop.name: loop.interval_s for loop in app.loops}
+    app.stop()
     checked = {}
     for name, rule in _rules().items():
         m = LAST_TICK_RE.fullmatch(rule["expr"])

@@ -153,8 +153,9 @@ def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str | No
 def _drive(app: Harvester, base: str, nn: FakeNameNode) -> None:
     """Real traffic: the plug-ins' long-polls, a gRPC watch, one failing NameNode poll."""
     deadline = time.monotonic() + 30  # a bound, not a measurement: the loops tick every second
-    while "harvester_harvest_node_vcores{" not in _scrape(base) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    while time.monotonic() < deadline and ("harvester_harvest_node_vcores{" not in _scrape(base)
+                                           or _get(base + "/v1/hdfs/placement-table")[0] != 200):
+        time.sleep(0.2)  # the first grid fit takes seconds on a loaded machine
     for path in ("/v1/hdfs/placement-table", "/v1/yarn/node-ordering"):
         held = []
         for _ in range(5):  # a new version may land between the two requests: then ask again

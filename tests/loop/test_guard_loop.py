@@ -179,7 +179,10 @@ def test_a_dry_run_decides_and_sends_nothing() -> None:
     rig.observe(_busy(node_cpu=6.0), CONTAINERS)
     summary = rig.tick()
     assert summary["actions"] > 0 and summary["sent"] == 0 and rig.actuator.batches == []
-    assert {e.fate for e in rig.guard.status().recent} == {"dry-run"}
+    assert {e.fate for e in rig.guard.status().recent} == {"would send"}
+    outcomes = {v.outcome for v in rig.state.view().guard.nodes}
+    assert outcomes and all(not o.startswith("sent:") for o in outcomes), outcomes
+    assert any(o.startswith("would_send:") for o in outcomes), outcomes
     assert rig.metric("harvester_harvest_node_vcores", node=N) == 6
     assert rig.metric("harvester_harvest_decision_duration_seconds_count", decision="guard") == 1
 

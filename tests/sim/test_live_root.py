@@ -18,6 +18,7 @@ from harvester.sim.live import backfill, loops, sim_settings
 from harvester.sim.metrics.report import summarize
 from harvester.sim.scenario import parse_scenario
 from harvester.sim.simulation import Simulation
+from ports import on_free_ports
 
 SCENARIO: dict[str, Any] = {
     "name": "live-root", "seed": 2, "duration_s": 2 * 3600, "drain_s": 1800, "step_s": 120, "start_time": 1375315200,
@@ -54,7 +55,7 @@ class LiveRoot:
 
     def __init__(self, ctx: ControllerContext, tap: Tap) -> None:
         policy: Any = ctx.policy
-        settings = sim_settings(policy.harvesting, ctx.sim, period_s=ctx.period_s, stale_after_s=30.0)
+        settings = on_free_ports(sim_settings(policy.harvesting, ctx.sim, period_s=ctx.period_s, stale_after_s=30.0))
         backfill(ctx.store, ctx.sim, ctx.past)
         self.app = Harvester(settings, clock=ctx.clock, registry=CollectorRegistry(), source=ctx.source, actuator=tap,
                              store=ctx.store, job_runs=ctx.job_runs)

@@ -105,15 +105,20 @@ class ScriptedRM:
         self._server.server_close()
 
 
+#: Sockets bound and never listening, held for the test process's life: their ports refuse
+#: every connection, and nothing else can bind them meanwhile (a closed-then-freed port could be
+#: taken by `make run` or another test in between).
+_HELD: list[Any] = []
+
+
 def closed_port_url() -> str:
-    """A loopback URL nothing listens on (connection refused)."""
+    """A loopback URL that is guaranteed to refuse connections (a port bound, never listening)."""
     import socket
 
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return f"http://127.0.0.1:{port}"
+    _HELD.append(s)
+    return f"http://127.0.0.1:{s.getsockname()[1]}"
 
 
 class RecordingAdapter(HTTPAdapter):

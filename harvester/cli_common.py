@@ -1,0 +1,54 @@
+"""What the `harvester` subcommands share: exit codes, the one-line failure, the sidecar's admin
+URL and reading one JSON document from it (import-light: requests is loaded when a call is made).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
+
+#: What to check when the running sidecar cannot be reached.
+CHECK_SIDECAR = "that `harvester serve` runs with these settings (server.admin_listen), or give --admin URL"
+
+
+class SidecarError(Exception):
+    """The running sidecar could not be asked (one line: what, where, why, what to check)."""
+
+
+def fail(code: int, message: str) -> int:
+    print(f"harvester: {message}", file=sys.stderr)
+    return code
+
+
+def admin_base(given: str | None, listen: str | None) -> str:
+    """The sidecar's admin base URL: `given` (--admin/--url), else the settings' admin address
+    with a wildcard host (0.0.0.0, ::) asked on loopback."""
+    if given:
+        return given.rstrip("/")
+    host, _, port = (listen or "").rpartition(":")
+    if host in ("0.0.0.0", "::", "[::]", ""):
+        host = "127.0.0.1"
+    return f"http://{host}:{port}"
+
+
+def sidecar_json(base: str, path: str, *, method: str = "GET", timeout_s: float = 10.0,
+                 ok: tuple[int, ...] = (200,)) -> tuple[int, Any]:
+    """(status, document) of one admin call; `SidecarError` when it cannot be made or the answer
+    is not one of `ok` (and not 404, which callers read as "no such route or subject")."""
+    import requests
+
+    from harvester.observability.failures import answer_line, one_line
+
+    url = base + path
+    try:
+        resp = requests.request(method, url, timeout=timeout_s)
+    except requests.RequestException as exc:
+        raise SidecarError(one_line(f"{method} {path}", base, exc, CHECK_SIDECAR)) from None
+    if resp.status_code not in ok and resp.status_code != 404:
+        raise SidecarError(f"{method} {url}: {answer_line(resp.status_code, resp.text)}")
+    try:
+        return resp.status_code, resp.json()
+    except ValueError:
+        raise SidecarError(f"{method} {url}: HTTP {resp.status_code} but not JSON") from None
