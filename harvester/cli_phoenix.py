@@ -12,29 +12,17 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from harvester.arglists import add_number_list
+
 DEFAULT_TRACES = Path("../shared/traces")
-
-
-def _floats(text: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-
-
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--traces", type=Path, default=DEFAULT_TRACES,
                    help="the staged traces folder holding hawk-eagle-shortjob-subtraces/ (default ../shared/traces)")
     p.add_argument("--workers", type=int, default=15000, help="one-slot workers (default 15000, as the paper)")
-    p.add_argument("--loads", type=_floats, default=None, help="offered loads (default 1.5,3)")
-    p.add_argument("--seeds", type=_ints, default=None, help="seeds (default 1,2,3)")
+    add_number_list(p, "--loads", float, help="offered loads (default 1.5,3)")
+    add_number_list(p, "--seeds", int, help="seeds (default 1,2,3)")
     p.add_argument("--policy", action="append", default=None, help="policy to run (repeatable; default all)")
     p.add_argument("--short-partition", type=float, default=0.10, help="share of workers only short jobs use (Eagle/Phoenix)")
     p.add_argument("--constrained-fraction", type=float, default=0.5, help="share of jobs with Table II constraints")
@@ -95,11 +83,11 @@ def run_command(args: argparse.Namespace) -> int:
     if args.workers < 1 or not 0 <= args.short_partition < 1 or not 0 <= args.constrained_fraction <= 1:
         print("harvester: --workers >= 1, --short-partition in [0, 1), --constrained-fraction in [0, 1]", file=sys.stderr)
         return 2
-    plan = Plan(traces_dir=args.traces, workers=args.workers, loads=args.loads or Plan.loads,
-                seeds=args.seeds or Plan.seeds, policies=tuple(args.policy or POLICIES), short_partition=args.short_partition,
+    plan = Plan(traces_dir=args.traces, workers=args.workers, loads=tuple(args.loads or Plan.loads),
+                seeds=tuple(args.seeds or Plan.seeds), policies=tuple(args.policy or POLICIES), short_partition=args.short_partition,
                 constrained_fraction=args.constrained_fraction, limit=args.limit)
     try:
-        rows = run_plan(plan, args.processes, progress=not args.quiet and sys.stderr.isatty())
+        rows = run_plan(plan, args.processes, progress=not args.quiet)
     except (TraceError, ValueError) as exc:
         print(f"harvester: evaluation failed: {exc}", file=sys.stderr)
         return 1

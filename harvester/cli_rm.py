@@ -97,13 +97,16 @@ def _views() -> dict[str, Callable[[RMClient, argparse.Namespace], tuple[Any, Ta
 
 def cmd_record(args: argparse.Namespace) -> int:
     from harvester.emulator.recording import record
+    from harvester.observability.progress import Progress
 
     if not args.rm_url or not args.out:
         print("harvester: rm record needs --rm-url and --out", file=sys.stderr)
         return EXIT_CONFIG
     out = Path(args.out)
     try:
-        calls = record(args.rm_url[0], out, seed=args.seed, steps=args.steps, user=args.user, pace=args.pace)
+        with Progress(args.steps, "rm record", unit="steps (about)") as bar:
+            calls = record(args.rm_url[0], out, seed=args.seed, steps=args.steps, user=args.user, pace=args.pace,
+                           on_step=lambda name: bar.advance(note=name))
     except requests.RequestException as exc:
         from harvester.observability.failures import cause
 

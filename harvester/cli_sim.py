@@ -14,6 +14,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Callable
 
+from harvester.arglists import add_number_list
 from harvester.sim.formats import JOB_FORMAT_NAMES, UTILIZATION_FORMAT_NAMES
 from harvester.cli_phoenix import register as register_phoenix
 
@@ -72,7 +73,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except (ScenarioError, TraceError) as exc:
         return _fail(EXIT_CONFIG, f"scenario error: {exc}")
     try:
-        result = sim.run(progress=not args.quiet and sys.stderr.isatty())
+        result = sim.run(progress=not args.quiet)
     except PolicyError as exc:
         return _fail(EXIT_FAILURE, f"simulation failed: {exc}")
     summary = summarize(result)
@@ -86,27 +87,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _number_list(kind: type, what: str) -> Any:
-    """An argparse type: comma-separated numbers of `kind`."""
-    def parse(text: str) -> list[Any]:
-        try:
-            return [kind(x) for x in text.split(",") if x.strip()]
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text!r}") from None
-    return parse
-
-
-_int_list = _number_list(int, "integers")
-_float_list = _number_list(float, "numbers")
-
-
 def _pooled(args: argparse.Namespace, run: Callable[[Executor, bool], list[dict[str, Any]]]) -> list[dict[str, Any]] | int:
     """`run(executor, quiet)` on a process pool or Dask (--workers / --dask); an exit code if that fails."""
     from harvester.sim.sweep import make_executor
 
     try:
         with make_executor(args.workers, args.dask) as ex:
-            return run(ex, args.quiet or not sys.stderr.isatty())
+            return run(ex, args.quiet)
     except RuntimeError as exc:
         return _fail(EXIT_FAILURE, str(exc))
 
@@ -197,6 +184,12 @@ def cmd_evaluate_harvesting(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_evaluate_jockey(args: argparse.Namespace) -> int:
+    from harvester.sim.jockey.evaluate import main
+
+    return main(args.args, prog="harvester evaluate jockey")
+
+
 def _evaluate_command(args: argparse.Namespace) -> str:
     """The command line that reproduces this evaluation (for the report)."""
     parts = ["harvester evaluate harvesting"]
@@ -239,7 +232,7 @@ def register(sub: Any) -> None:
     p.add_argument("--scenario", type=Path, action="append", required=True, help="scenario YAML (repeatable)")
     p.add_argument("--policy", action="append", help="policy name (repeatable)")
     p.add_argument("--param", action="append", metavar="KEY=V1,V2", help="sweep a scenario key over values (repeatable)")
-    p.add_argument("--seeds", type=_int_list, default=None, help="comma-separated seeds")
+    add_number_list(p, "--seeds", int, help="seeds")
     p.add_argument("--workers", type=int, default=None, help="local processes (default: cores)")
     p.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
     _common(p)
@@ -249,14 +242,20 @@ def register(sub: Any) -> None:
     esub = p.add_subparsers(dest="evaluation", required=True)
     e = esub.add_parser("harvesting", help="YARN-H (Algorithm 1 + guard) vs stock and primary-aware YARN")
     e.add_argument("--scenario", type=Path, default=None, help="evaluation scenario (default deploy/scenarios/harvesting-eval.yaml)")
-    e.add_argument("--levels", type=_float_list, default=None, help="primary utilization levels (default 0.2,0.35,0.5,0.8)")
+    add_number_list(e, "--levels", float, help="primary utilization levels (default 0.2,0.35,0.5,0.8)")
     e.add_argument("--policy", action="append", help="policy to run (repeatable; default all four)")
-    e.add_argument("--seeds", type=_int_list, default=None, help="comma-separated seeds (default 1,2,3)")
+    add_number_list(e, "--seeds", int, help="seeds (default 1,2,3)")
     e.add_argument("--workers", type=int, default=None, help="local processes (default: cores)")
     e.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
     _common(e)
     e.set_defaults(func=cmd_evaluate_harvesting)
     register_phoenix(esub)  # harvester evaluate phoenix (harvester/cli_phoenix.py)
+    # harvester evaluate jockey ARGS…: the arguments are python -m harvester.sim.jockey.evaluate's
+    # own (parsed there, so that registering them here does not import the simulator)
+    e = esub.add_parser("jockey", add_help=False, prefix_chars="+",
+                        help="Jockey (C(p,a) control) vs static quotas on the Alibaba DAGs (`harvester evaluate jockey --help`)")
+    e.add_argument("args", nargs="*", metavar="ARG", help="see `harvester evaluate jockey --help`")
+    e.set_defaults(func=cmd_evaluate_jockey)
 
     p = sub.add_parser("simulate-fit", help="refit the simulator's generators to the staged traces")
     p.add_argument("--traces", type=Path, required=True, help="the staged traces folder (../shared/traces)")

@@ -36,9 +36,11 @@ def _parsed(text: str) -> Any:
 
 def record(rm_url: str, out_dir: Path, *, seed: int, steps: int, user: str | None = None, pace: float = 1.0,
            timeout_s: float = 30.0, wall: Callable[[], float] = time.time,
-           sleep: Callable[[float], None] = time.sleep) -> list[tuple[str, int]]:
+           sleep: Callable[[float], None] = time.sleep,
+           on_step: Callable[[str], None] | None = None) -> list[tuple[str, int]]:
     """Record one run; returns (step name, status) per call. `pace` scales the waits between
-    steps (below 1 for an emulator running faster than real time)."""
+    steps (below 1 for an emulator running faster than real time); `on_step(name)` after each
+    step (progress)."""
     base = rm_url.rstrip("/")
     out_dir.mkdir(parents=True, exist_ok=True)
     session = requests.Session()
@@ -65,6 +67,8 @@ def record(rm_url: str, out_dir: Path, *, seed: int, steps: int, user: str | Non
     def note(step: sequences.Step, body: bytes, answer: sequences.Answer) -> None:
         events.append({"t_ms": ms(), "event": "step", "name": step.name, "form": step.capture,
                        "status": answer.status})
+        if on_step is not None:
+            on_step(step.name)
 
     made = sequences.new_vars()
     try:

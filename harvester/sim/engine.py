@@ -18,11 +18,10 @@ Contract:
 from __future__ import annotations
 
 import heapq
-import sys
-import time
-from typing import Any, Callable, TextIO
+from typing import Any, Callable
 
 from harvester.clock import SimClock
+from harvester.observability.progress import Progress
 
 Handler = Callable[[float, Any], None]
 
@@ -55,43 +54,6 @@ class EventQueue:
 
     def __len__(self) -> int:
         return len(self._heap)
-
-
-class Progress:
-    """A one-line progress bar on stderr (simulated time done, events/s); silent when disabled.
-
-    Redraws at most every `min_interval_s` of wall time so it costs nothing measurable.
-    """
-
-    def __init__(self, total_s: float, enabled: bool, stream: TextIO | None = None, label: str = "simulate",
-                 min_interval_s: float = 0.25) -> None:
-        self.total_s = max(total_s, 1e-9)
-        self.enabled = enabled
-        self.stream = stream if stream is not None else sys.stderr
-        self.label = label
-        self.min_interval_s = min_interval_s
-        self._t0 = time.monotonic()
-        self._last = -1.0
-
-    def update(self, sim_s: float, events: int, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        wall = time.monotonic()
-        if not force and wall - self._last < self.min_interval_s:
-            return
-        self._last = wall
-        frac = min(1.0, max(0.0, sim_s / self.total_s))
-        width = 30
-        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-        rate = events / max(wall - self._t0, 1e-9)
-        self.stream.write(f"\r{self.label} [{bar}] {frac * 100:5.1f}%  sim {sim_s / 3600:6.2f} h  {rate:,.0f} ev/s ")
-        self.stream.flush()
-
-    def close(self, sim_s: float, events: int) -> None:
-        if self.enabled:
-            self.update(sim_s, events, force=True)
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 class Engine:
@@ -132,7 +94,7 @@ class Engine:
             handlers[kind](t, payload)
             ran += 1
             if progress is not None and not ran % progress_every:
-                progress.update(t - origin, self.events + ran)
+                progress.update(t - origin, f"{self.events + ran:,} events")
         self.events += ran
         if until > queue.now and until != float("inf"):
             queue.now = until

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from harvester.observability.progress import Progress
 from harvester.sim.fit import SOURCES, load_patterns
 from harvester.sim.sweep import make_executor
 from harvester.sim.tenants.layout import PrimaryLoad, TraceRows, build_primary_load, trace_rows
@@ -237,11 +238,11 @@ def run_cells(todo: Sequence[Cell], rows: TraceRows, executor: Executor, *, quie
     """Every cell on the executor; rows in cell order. A failed cell raises (never swallowed)."""
     futures = {executor.submit(run_cell, c, rows): c for c in todo}
     results: list[tuple[int, list[dict[str, Any]]]] = []
-    for done, fut in enumerate(as_completed(futures), 1):
-        c = futures[fut]
-        results.append((c.index, fut.result()))
-        if not quiet:
-            sys.stderr.write(f"[{done}/{len(todo)}] {c.study} {c.value} level {c.level:.2f} seed {c.seed}\n")
+    with Progress(len(todo), "hdfs evaluate", quiet=quiet, unit="cells") as bar:
+        for fut in as_completed(futures):
+            c = futures[fut]
+            results.append((c.index, fut.result()))
+            bar.advance(note=f"{c.study} {c.value} level {c.level:.2f} seed {c.seed}")
     return [row for _, rs in sorted(results, key=lambda x: x[0]) for row in rs]
 
 

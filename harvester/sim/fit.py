@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from harvester.observability.progress import Progress
 from harvester.sim.synthetic import DATA_DIR, WorkloadParams, fit_workload
 from harvester.sim.tenants import PATTERNS
 from harvester.sim.tenants.patterns import PatternFit, fit_series
@@ -52,13 +53,18 @@ def load_patterns(path: str | Path | None = None) -> dict[str, list[PatternFit]]
 
 def fit_all(traces_dir: Path, out_dir: Path = DATA_DIR, limit: int | None = None) -> tuple[Path, Path]:
     """Fit both generators from the staged traces under `traces_dir`; returns the files written."""
-    series = load_utilization("bitbrains", traces_dir / SOURCES["bitbrains"], limit)
-    series += load_utilization("alibaba-machines", traces_dir / SOURCES["alibaba-machines"], limit)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    pat = out_dir / "patterns.json"
-    save_patterns(fit_patterns(series), pat, [SOURCES["bitbrains"], SOURCES["alibaba-machines"]])
-    jobs = load_jobs("alibaba-2018-dags", traces_dir / SOURCES["alibaba-2018-dags"], limit)
-    params = fit_workload(jobs, source=SOURCES["alibaba-2018-dags"])
+    with Progress(4, "simulate-fit", unit="stages") as bar:
+        series = load_utilization("bitbrains", traces_dir / SOURCES["bitbrains"], limit)
+        series += load_utilization("alibaba-machines", traces_dir / SOURCES["alibaba-machines"], limit)
+        bar.advance(note="utilization traces read")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        pat = out_dir / "patterns.json"
+        save_patterns(fit_patterns(series), pat, [SOURCES["bitbrains"], SOURCES["alibaba-machines"]])
+        bar.advance(note="patterns fitted")
+        jobs = load_jobs("alibaba-2018-dags", traces_dir / SOURCES["alibaba-2018-dags"], limit)
+        bar.advance(note="job trace read")
+        params = fit_workload(jobs, source=SOURCES["alibaba-2018-dags"])
+        bar.advance(note="workload fitted")
     wl = out_dir / "workload.json"
     params = WorkloadParams(**{**params.__dict__, "notes": {
         "sample": "size-stratified Alibaba v2018 DAG sample (SOURCE.md): per-job sizes lean large",

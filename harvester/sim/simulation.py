@@ -27,7 +27,8 @@ from harvester.domain import Resources
 from harvester.sim.cluster import ClusterModel
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.sim.controller import ControllerContext, ControllerFactory, LoopDriver, resolve_controller
-from harvester.sim.engine import Engine, Progress
+from harvester.observability.progress import Progress
+from harvester.sim.engine import Engine
 from harvester.sim.metrics.collector import JobRecord, SimStats
 from harvester.sim.policies import PlacementPolicy, SimContext, TenantInfo, build_policy
 from harvester.sim.ports import SimActuator, SimJobRuns, SimTelemetrySource
@@ -189,11 +190,13 @@ class Simulation:
             for t, node in zip(self.reimages.times_s.tolist(), self.reimages.servers.tolist()):
                 eng.push(self.start + t, Ev.REIMAGE_DOWN, node)
         end = self.start + sc.duration_s + sc.drain_s
-        bar = Progress(sc.duration_s + sc.drain_s, progress, label=sc.name)
+        bar = Progress(sc.duration_s + sc.drain_s, f"simulate {sc.name}", quiet=not progress, unit="h simulated",
+                       fmt=lambda s: f"{s / 3600:.1f}")
         t0 = time.perf_counter()
         eng.run(end, bar)
         wall = time.perf_counter() - t0
-        bar.close(end - self.start, eng.events)
+        bar.update(end - self.start, f"{eng.events:,} events")
+        bar.close()
         self.substrate.account_until(end)
         return RunResult(sc, self.stats, self.substrate.unfinished(), self.load, len(self.jobs), eng.events, wall,
                          self.build_s, peak_rss_mb(), dict(self.sources), float(self.model.physical_cores.sum()))

@@ -13,13 +13,13 @@ from __future__ import annotations
 import copy
 import itertools
 import multiprocessing
-import sys
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from harvester.observability.progress import Progress
 from harvester.sim.scenario import parse_scenario
 
 SWEEP_COLUMNS = ("scenario", "policy", "seed", "jobs_finished", "jobs_submitted", "job_time_mean_s", "job_time_p50_s",
@@ -100,15 +100,14 @@ def make_executor(workers: int | None = None, dask_address: str | None = None) -
             yield pool
 
 
-def run_sweep(cells: Sequence[Cell], executor: Executor, *, quiet: bool = True) -> list[dict[str, Any]]:
-    """Submit every cell, gather rows in cell order. A failed cell raises (never swallowed)."""
+def run_sweep(cells: Sequence[Cell], executor: Executor, *, quiet: bool = True, label: str = "sweep") -> list[dict[str, Any]]:
+    """Submit every cell, gather rows in cell order. A failed cell raises (never swallowed).
+    Progress (cells done, the last one's policy and seed) on a terminal unless `quiet`."""
     futures = {executor.submit(run_cell, c): c for c in cells}
     rows: list[dict[str, Any]] = []
-    for done, fut in enumerate(as_completed(futures), 1):
-        row = fut.result()
-        rows.append(row)
-        if not quiet:
-            c = futures[fut]
-            sys.stderr.write(f"[{done}/{len(cells)}] {row['scenario']} {row['policy']} seed {row['seed']} "
-                             f"{c.labels} {row['wall_s']:.1f} s\n")
+    with Progress(len(cells), label, quiet=quiet, unit="runs") as bar:
+        for fut in as_completed(futures):
+            row = fut.result()
+            rows.append(row)
+            bar.advance(note=f"{row['policy']} seed {row['seed']} {row['wall_s']:.0f} s")
     return sorted(rows, key=lambda r: r["cell"])

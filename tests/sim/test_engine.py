@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
 
 import pytest
 
 from harvester.clock import SimClock
-from harvester.sim.engine import Engine, Progress
+from harvester.sim.engine import Engine
 
 
 def test_events_run_in_time_order_and_equal_times_in_push_order() -> None:
@@ -80,13 +79,3 @@ def test_duplicate_handler_is_refused() -> None:
     eng.on(1, lambda t, p: None)
     with pytest.raises(ValueError, match="already registered"):
         eng.on(1, lambda t, p: None)
-
-
-def test_progress_bar_draws_only_when_enabled() -> None:
-    out = io.StringIO()
-    Progress(100.0, enabled=False, stream=out).close(100.0, 10)
-    assert out.getvalue() == ""
-    bar = Progress(100.0, enabled=True, stream=out, min_interval_s=0.0)
-    bar.update(50.0, 10)
-    bar.close(100.0, 20)
-    assert "50.0%" in out.getvalue() and "100.0%" in out.getvalue() and out.getvalue().endswith("\n")

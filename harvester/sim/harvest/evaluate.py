@@ -125,7 +125,7 @@ def load_plan(path: str | Path, *, levels: Sequence[float], policies: Sequence[s
 
 def run_plan(plan: Plan, executor: Executor, *, quiet: bool = True) -> list[dict[str, Any]]:
     """Every cell's summary row (with its labels), in cell order."""
-    rows = run_sweep(plan.cells(), executor, quiet=quiet)
+    rows = run_sweep(plan.cells(), executor, quiet=quiet, label="evaluate harvesting")
     cells = plan.cells()
     for r in rows:
         r.update(cells[r["cell"]].labels)

@@ -34,13 +34,15 @@ import argparse
 import math
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from harvester.arglists import add_number_list
+from harvester.observability.progress import Progress
 from harvester.decisions.deadline_control import DeadlineParams
 from harvester.decisions.deadline_utility import DeadlineUtility
 from harvester.models.completion_time import AmdahlModel, allocation_levels, max_parallelism, precompute
@@ -229,13 +231,21 @@ def _worker(args: tuple[JobSpec, Setup, bool]) -> dict[str, Any]:
     return evaluate_job(*args)
 
 
-def run_evaluation(specs: Sequence[JobSpec], setup: Setup, workers: int = 1) -> dict[str, Any]:
+def run_evaluation(specs: Sequence[JobSpec], setup: Setup, workers: int = 1, progress: bool = False) -> dict[str, Any]:
     tasks = [(s, setup, i == setup.example_job) for i, s in enumerate(specs)]
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(_worker, tasks))
-    else:
-        parts = [_worker(t) for t in tasks]
+    with Progress(len(tasks), "evaluate jockey", quiet=not progress, unit="jobs") as bar:
+        if workers > 1:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = [pool.submit(_worker, t) for t in tasks]
+                for fut in as_completed(futures):
+                    fut.result()
+                    bar.advance()
+                parts = [f.result() for f in futures]
+        else:
+            parts = []
+            for t in tasks:
+                parts.append(_worker(t))
+                bar.advance(note=t[0].name or t[0].job_id)
     rows = [r for p in parts for r in p["rows"]]
     return {"setup": _setup_dict(setup), "paper": PAPER, "jobs": [p["info"] for p in parts],
             "rows": rows, "summary": summarize(rows), "examples": next((p["examples"] for p in parts if p["examples"]), {})}
@@ -276,15 +286,16 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harvester.sim.jockey.evaluate", description=__doc__.split("\n")[0])
+def build_parser(prog: str = "python -m harvester.sim.jockey.evaluate") -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--traces", default="../shared/traces", help="the traces folder (holds alibaba-2018-batch-dags/)")
     ap.add_argument("--out", default="docs/evaluation", help="writes jockey-results.json.gz and img/jockey.png here")
     ap.add_argument("--jobs", type=int, default=Setup.jobs)
     ap.add_argument("--seeds", type=int, default=Setup.seeds)
     ap.add_argument("--cpa-runs", type=int, default=Setup.cpa_runs)
     ap.add_argument("--levels", type=int, default=Setup.levels)
-    ap.add_argument("--factors", default=",".join(str(f) for f in Setup.deadline_factors))
+    add_number_list(ap, "--factors", float, default=list(Setup.deadline_factors),
+                    help="deadline factors (× the model's median makespan at the widest level)")
     ap.add_argument("--scenarios", default=",".join(Setup.scenarios))
     ap.add_argument("--quantile", type=float, default=DeadlineParams().quantile)
     ap.add_argument("--slack", type=float, default=DeadlineParams().slack)
@@ -299,7 +310,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--variant", action="append", default=[], metavar="KEY=VALUE,...",
                     help="also run Jockey with these DeadlineParams changed, e.g. quantile=0.95,slack=1.2 (repeatable)")
     ap.add_argument("--no-figure", action="store_true")
-    a = ap.parse_args(argv)
+    ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m harvester.sim.jockey.evaluate") -> int:
+    a = build_parser(prog).parse_args(argv)
     try:
         scenarios = tuple(s for s in a.scenarios.split(",") if s)
         unknown = [s for s in scenarios if s not in SCENARIOS]
@@ -312,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         variants = tuple((f"jockey[{v}]", _params(base, v)) for v in a.variant)
         setup = Setup(jobs=a.jobs, seeds=a.seeds, cpa_runs=a.cpa_runs, levels=a.levels, scenarios=scenarios, policies=policies,
                       variants=variants,
-                      deadline_factors=tuple(float(f) for f in a.factors.split(",") if f),
+                      deadline_factors=tuple(a.factors),
                       params=base)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -324,9 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     specs = select_jobs(load_jobs("alibaba-2018-dags", trace, limit=a.limit), setup, offset=0.5 if a.tuning else 0.0)
     specs = [s for s in specs if a.below is None or s.tasks <= a.below]
-    result = run_evaluation(specs, setup, workers=a.workers)
+    result = run_evaluation(specs, setup, workers=a.workers, progress=not a.quiet)
     result["elapsed_s"] = time.perf_counter() - t0
-    result["command"] = "python -m harvester.sim.jockey.evaluate " + " ".join(argv if argv is not None else sys.argv[1:])
+    result["command"] = f"{prog} " + " ".join(argv if argv is not None else sys.argv[1:])
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     save_results(_plain(result), out / "jockey-results.json.gz")

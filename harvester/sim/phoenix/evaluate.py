@@ -12,10 +12,9 @@ Phoenix p99 per (trace, load, seed), summarized as geometric means.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from harvester.models.constraints import Strength
+from harvester.observability.progress import Progress
 from harvester.sim.phoenix.cluster import synthesize_workers
 from harvester.sim.phoenix.engine import Simulation
 from harvester.sim.phoenix.policies import EagleC, FifoC, PhoenixC, SparrowC
@@ -152,17 +152,21 @@ def _run(args: tuple[Plan, str, float, int, str]) -> Row:
 
 
 def run_plan(plan: Plan, processes: int = 1, progress: bool = False) -> list[Row]:
+    """Every run of the plan, in plan order; progress on a terminal when `progress`."""
     jobs = [(plan, *r) for r in plan.runs()]
-    rows: list[Row] = []
-    if processes <= 1:
-        for i, job in enumerate(jobs):
-            rows.append(_run(job))
-            if progress:
-                print(f"[{i + 1}/{len(jobs)}] {job[1]} load {job[2]} seed {job[3]} {job[4]}: "
-                      f"short p99 {rows[-1].short['p99']:.1f} s ({rows[-1].wall_s:.0f} s)", file=sys.stderr, flush=True)
-        return rows
-    with ProcessPoolExecutor(max_workers=processes) as pool:
-        return list(pool.map(_run, jobs))
+    with Progress(len(jobs), "evaluate phoenix", quiet=not progress, unit="runs") as bar:
+        if processes <= 1:
+            rows = []
+            for job in jobs:
+                rows.append(_run(job))
+                bar.advance(note=f"{job[1]} load {job[2]} seed {job[3]} {job[4]}: short p99 {rows[-1].short['p99']:.1f} s")
+            return rows
+        with ProcessPoolExecutor(max_workers=processes) as pool:
+            futures = [pool.submit(_run, job) for job in jobs]
+            for fut in as_completed(futures):
+                row = fut.result()
+                bar.advance(note=f"{row.policy} load {row.load} seed {row.seed}")
+            return [f.result() for f in futures]
 
 
 def geomean(xs: Sequence[float]) -> float:
