@@ -28,6 +28,8 @@ from harvester.actuators.port import Actuator
 from harvester.actuators.rm import RMActuator
 from harvester.advice.admin_http import AdminServer, Request, Response
 from harvester.advice.constrained_placement import placement_services
+from harvester.advice.explain import ExplainSources, LiveView, explain_routes
+from harvester.advice.explain_subjects import builtin_explainers
 from harvester.advice.grpc_server import GrpcServer
 from harvester.advice.harvesting_http import classes_document, nodes_document
 from harvester.advice.hdfs_wiring import HDFS_SERVICE, hdfs_faces
@@ -203,6 +205,10 @@ class Harvester:
         self.admin.route(NODE_ORDERING_PATH, node_ordering_route(
             orderings, max_wait_s=h.node_ordering.long_poll_max_s,
             waiters=lambda delta: self.metrics.record_advice_waiters("node_ordering", delta)))
+        # `harvester explain KIND ID`: the last decisions on a node / tenant / job, and why
+        self.explainers = builtin_explainers()
+        for path, handler in explain_routes(self.explainers, self.explain_sources).items():
+            self.admin.route(path, handler)
         self._started_at: float | None = None
         self._stopped = threading.Event()
 
@@ -268,6 +274,12 @@ class Harvester:
         except ValueError:
             return Response.json(400, {"error": "actions must be an integer"})
         return Response.json(200, nodes_document(self.state.view().guard, self.state.guard_status(), actions=actions))
+
+    def explain_sources(self) -> ExplainSources:
+        """What `harvester explain` reads in this sidecar: its settings, store and board, now."""
+        snap = self.telemetry.latest()
+        return ExplainSources(self.settings, self.harvesting, self.clock.now(), self.store,
+                              LiveView(self.state.view(), self.state.guard_status(), None if snap is None else snap.time))
 
     def _refit(self, req: Request) -> Response:
         """POST /v1/harvesting/refit: refit now (in this request's thread), answer the new classes."""

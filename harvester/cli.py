@@ -113,6 +113,7 @@ COMMAND_MODULES = (
     "harvester.cli_rm",        # rm nodes|apps|reservations|queues|record
     "harvester.cli_emulator",  # emulator serve
     "harvester.cli_tenants",   # tenants [--refit]
+    "harvester.cli_explain",   # explain node|tenant|job ID
     "harvester.cli_hdfs",      # hdfs datanodes|table|choose|evaluate
     "harvester.cli_sim",       # simulate, sweep, evaluate harvesting, simulate-fit
 )

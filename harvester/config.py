@@ -70,6 +70,7 @@ class StoreSettings(_Section):
     retention_days: float = Field(35.0, gt=0, description="Per-tenant 2-minute slots older than this are pruned (the models use a 30-day window); job runs too, unless harvesting.job_length.history_days is longer.")
     raw_samples_retention_days: float = Field(2.0, gt=0, description="Raw per-poll node samples older than this are pruned (diagnosis only; models read the slots).")
     prune_interval_s: float = Field(3600.0, gt=0, description="How often the retention loop prunes old rows.")
+    decision_log_days: float = Field(7.0, ge=0, description="The guard's actions (formula, inputs, data time, fate) are kept this many days for `harvester explain` without a running sidecar; 0 = not stored.")
 
     @field_validator("path")
     @classmethod

@@ -78,17 +78,19 @@ class ControlPlane:
         self.telemetry = RecordTelemetry(source, store, metrics, observers=observers)
         self.actuator = actuator if h.actuate else None
         self.refit = Refit(store, self.harvesting, metrics, h, self.resolved_nodes)
+        st = settings.store
         self.guard = GuardTick(self.telemetry.latest, self.nodes, self.harvesting, self.actuator, metrics,
-                               guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s))
+                               guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s),
+                               record=store.append_decisions if st.decision_log_days > 0 else None)
         no = h.node_ordering
         orderings = PublishNodeOrdering(self.harvesting, self.node_ordering, metrics,
                                         weights=selection_strategy(h).weights,
                                         queues={q: JobType(t) for q, t in no.queues.items()}, stale_after_s=no.stale_after_s)
         self.jobs = None if job_runs is None else RecordJobRuns(job_runs, store, self.harvesting, metrics, h,
                                                                  self.resolved_nodes)
-        st = settings.store
         retention = PruneHistory(store, st.retention_days * DAY_S, metrics, raw_retention_s=st.raw_samples_retention_days * DAY_S,
-                                 job_runs_retention_s=max(st.retention_days, h.job_length.history_days) * DAY_S)
+                                 job_runs_retention_s=max(st.retention_days, h.job_length.history_days) * DAY_S,
+                                 decisions_retention_s=st.decision_log_days * DAY_S)
         self.loops: list[LoopSpec] = [
             LoopSpec("telemetry", settings.telemetry.poll_interval_s, self.telemetry.tick),
             LoopSpec("refit", min(h.refit_interval_s, REFIT_CHECK_S), self.refit.tick),

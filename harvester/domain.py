@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any, Mapping
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -169,3 +170,30 @@ class ActionError:
     time: float
     error: str
     details: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    """One decision a loop acted on (or would have, in a dry run), as `harvester explain` shows
+    it (DESIGN.md principle 4): what, on what, why (`reason`: the formula with its numbers),
+    from which inputs, from data of which time, and what became of it.
+
+    `loop` is the deciding loop (guard, …); `kind` the action (set_capacity, kill, …); `target`
+    its object (node, container, reservation id); `node_id`, `tenant` and `app_id` the subjects
+    it touches ('' when none); `fate` sent | would send | not sent | failed: <error>;
+    `data_as_of` the time of the snapshot it was decided from (None: unknown); `inputs` the
+    formula's inputs by name (JSON-able values)."""
+
+    at: float
+    loop: str
+    kind: str
+    target: str
+    reason: str
+    fate: str
+    stimulus_id: str = ""
+    detail: str = ""
+    node_id: str = ""
+    tenant: str = ""
+    app_id: str = ""
+    data_as_of: float | None = None
+    inputs: Mapping[str, Any] = field(default_factory=dict)

@@ -178,6 +178,34 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    (
+        5,
+        (
+            # The decisions loops acted on, with their formula, inputs, data time and fate
+            # (domain.DecisionRecord; DESIGN.md principle 4), for `harvester explain` when no
+            # sidecar runs; kept store.decision_log_days.
+            """CREATE TABLE decision_log (
+                at REAL NOT NULL,
+                loop TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                target TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                fate TEXT NOT NULL,
+                stimulus_id TEXT NOT NULL,
+                detail TEXT NOT NULL,
+                node_id TEXT NOT NULL,
+                tenant TEXT NOT NULL,
+                app_id TEXT NOT NULL,
+                data_as_of REAL,
+                inputs TEXT NOT NULL
+            )""",
+            "CREATE INDEX decision_log_by_time ON decision_log (at)",
+            "CREATE INDEX decision_log_by_node ON decision_log (node_id, at)",
+            "CREATE INDEX decision_log_by_tenant ON decision_log (tenant, at)",
+            "CREATE INDEX decision_log_by_target ON decision_log (target, at)",
+            "CREATE INDEX decision_log_by_app ON decision_log (app_id, at)",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

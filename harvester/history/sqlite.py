@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Collection, Sequence
 
 from harvester.domain import NodeSample, Resources
+from harvester.history.decisions_sqlite import DecisionLogSqlMixin
 from harvester.history.harvesting_sqlite import HarvestingSqlMixin
 from harvester.history.hdfs_sqlite import HdfsSqlMixin
 from harvester.history.live_sqlite import LiveSqlMixin
@@ -44,7 +45,7 @@ def _sample(r: sqlite3.Row | tuple) -> NodeSample:
     )
 
 
-class SqliteHistoryStore(HarvestingSqlMixin, LiveSqlMixin, HdfsSqlMixin):
+class SqliteHistoryStore(HarvestingSqlMixin, LiveSqlMixin, HdfsSqlMixin, DecisionLogSqlMixin):
     """`HistoryStore` over one SQLite file (see history/store.py for the contract)."""
 
     def __init__(self, path: str | Path) -> None:

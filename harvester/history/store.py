@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Collection, Protocol, Sequence
 
 from harvester.decisions.hdfs_table import PublishedVersion
-from harvester.domain import NodeBaseline, NodeSample
+from harvester.domain import DecisionRecord, NodeBaseline, NodeSample
 from harvester.models.hdfs_grid_model import GridModel
 from harvester.models.job_history import JobRun
 from harvester.models.margins import MarginModel
@@ -109,3 +109,16 @@ class HistoryStore(Protocol):
     def append_hdfs_table_version(self, record: PublishedVersion) -> int: ...
 
     def hdfs_table_versions(self, *, limit: int = 50) -> list[PublishedVersion]: ...
+
+    # --- decision log (schema version 5) --------------------------------------------------
+    # What loops acted on, with formula, inputs, data time and fate (domain.DecisionRecord),
+    # for `harvester explain`. `decisions` answers the NEWEST first, at most `limit`, filtered
+    # by the subjects given (node, tenant, target, any of `app_ids`, loop), within [since, until).
+
+    def append_decisions(self, records: Sequence[DecisionRecord]) -> int: ...
+
+    def decisions(self, *, since: float = 0.0, until: float | None = None, node_id: str | None = None,
+                  tenant: str | None = None, target: str | None = None, app_ids: Collection[str] | None = None,
+                  loop: str | None = None, limit: int = 50) -> list[DecisionRecord]: ...
+
+    def prune_decisions(self, before: float) -> int: ...  # decided before `before`

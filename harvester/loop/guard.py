@@ -28,16 +28,18 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Mapping, Sequence
 
 from harvester.actuators.port import Actuator
 from harvester.board.harvesting import ActionLogEntry, GuardStatus, HarvestingBoard
 from harvester.decisions.arbiter import PushRecord
 from harvester.decisions.class_view import class_states, nodes_per_class
-from harvester.decisions.guard import GuardContext, GuardDecision, evaluate
+from harvester.decisions.guard import GuardContext, GuardDecision, NodeView, evaluate
 from harvester.decisions.kills import KillRecord, reconcile, record_failures, record_sent
 from harvester.decisions.strategy import GuardStrategy
-from harvester.domain import Action, ActionError, ClusterSnapshot, KillContainer, SetNodeCapacity
+from harvester.domain import (
+    Action, ActionError, ClusterSnapshot, DecisionRecord, KillContainer, Resources, SetNodeCapacity,
+)
 from harvester.loop.harvest_nodes import NodeRegistry
 from harvester.loop.runner import TickResult
 from harvester.observability.metrics import Metrics
@@ -68,7 +70,8 @@ class GuardTick:
     """`tick(now)`: one guard period (module docstring)."""
 
     def __init__(self, latest: Callable[[], ClusterSnapshot | None], registry: NodeRegistry, board: HarvestingBoard,
-                 actuator: Actuator | None, metrics: Metrics, strategy: GuardStrategy) -> None:
+                 actuator: Actuator | None, metrics: Metrics, strategy: GuardStrategy, *,
+                 record: Callable[[Sequence[DecisionRecord]], int] | None = None) -> None:
         self._latest = latest
         self._registry = registry
         self._board = board
@@ -84,6 +87,8 @@ class GuardTick:
         self._acted_on: float | None = None
         self._seq = 0
         self._dry_kills: frozenset[tuple[str, ...]] = frozenset()  # dry run: kills decided last tick
+        self._record_sink = record  # the store's decision log (`harvester explain` without a sidecar)
+        self._records: list[DecisionRecord] = []
         board.publish_guard_status(GuardStatus(self.actuating))
 
     @property
@@ -106,8 +111,9 @@ class GuardTick:
             if isinstance(e.action, SetNodeCapacity):
                 self._last_pushed.pop(e.action.node_id, None)
             kind, target, detail = _describe(e.action)
-            self._log.append(ActionLogEntry(e.time, e.action.stimulus_id, kind, target, detail, e.action.reason,
-                                            f"failed: {e.error}"))
+            entry = ActionLogEntry(e.time, e.action.stimulus_id, kind, target, detail, e.action.reason, f"failed: {e.error}")
+            self._log.append(entry)
+            self._records.append(_decision_record(entry, e.action, None, {}, None))
         self._metrics.record_action_errors(Counter(_describe(e.action)[0] for e in errors))
         return errors
 
@@ -125,6 +131,10 @@ class GuardTick:
             else:
                 result = self._decide(now, snap, errors)
             self._publish_status()
+            records, self._records = self._records, []
+            if self._record_sink is not None and records:
+                self._metrics.record_rows_written("decision_log", len(records))
+                self._record_sink(records)
             return result
 
     def _decide(self, now: float, snap: ClusterSnapshot | None, errors: list[ActionError]) -> TickResult:
@@ -146,7 +156,7 @@ class GuardTick:
         sent: list[Action] = []
         if self._actuator is not None and decision.actions:
             sent = self._actuator.apply(decision.actions, stimulus)
-        self._record(decision, sent, now)
+        self._record(decision, sent, now, snap)
         if snap is not None:
             self._acted_on = snap.time
         if model is None:
@@ -171,16 +181,45 @@ class GuardTick:
             "model_version": model.version if model else None, "actuate": self.actuating,
         })
 
-    def _record(self, decision: GuardDecision, sent: list[Action], now: float) -> None:
+    def _record(self, decision: GuardDecision, sent: list[Action], now: float, snap: ClusterSnapshot | None) -> None:
         self._kills = record_sent(self._kills, sent, now)
         sent_ids = {id(a) for a in sent}
         for a in sent:
             if isinstance(a, SetNodeCapacity):
                 self._last_pushed[a.node_id] = PushRecord(a.resources, now)
+        views = {v.node_id: v for v in decision.nodes}
+        apps = {c.container_id: c.app_id for c in snap.containers} if snap is not None and decision.actions else {}
         for a in decision.actions:
             kind, target, detail = _describe(a)
             fate = WOULD_SEND if self._actuator is None else ("sent" if id(a) in sent_ids else "not sent")
-            self._log.append(ActionLogEntry(now, a.stimulus_id, kind, target, detail, a.reason, fate))
+            entry = ActionLogEntry(now, a.stimulus_id, kind, target, detail, a.reason, fate)
+            self._log.append(entry)
+            self._records.append(_decision_record(entry, a, views.get(_node_of(a)), apps,
+                                                  None if snap is None else snap.time))
+
+
+def _node_of(a: Action) -> str:
+    return a.node_id if isinstance(a, (SetNodeCapacity, KillContainer)) else ""
+
+
+def _resources(r: Resources | None) -> dict[str, int] | None:
+    return None if r is None else {"memory_mb": r.memory_mb, "vcores": r.vcores}
+
+
+def _decision_record(entry: ActionLogEntry, a: Action, view: NodeView | None, apps: Mapping[str, str],
+                     data_as_of: float | None) -> DecisionRecord:
+    """The action log entry as the store keeps it, with the node view's numbers as its inputs."""
+    inputs: dict[str, object] = {}
+    if view is not None:
+        inputs = {"class_id": view.class_id, "total": _resources(view.total), "primary_cpu_cores": view.primary_cpu_cores,
+                  "reserve_cpu_cores": view.reserve_cpu_cores, "harvestable": _resources(view.harvestable),
+                  "capacity_after": _resources(view.capacity_after), "outcome": view.outcome, "kills": view.kills}
+    if isinstance(a, SetNodeCapacity):
+        inputs["overcommit_timeout_ms"] = a.overcommit_timeout_ms
+    container = a.container_id if isinstance(a, KillContainer) else ""
+    return DecisionRecord(entry.at, "guard", entry.kind, entry.target, entry.reason, entry.fate, entry.stimulus_id,
+                          entry.detail, _node_of(a), "" if view is None else view.tenant, apps.get(container, ""),
+                          data_as_of, inputs)
 
 
 def _kill_key(a: Action) -> tuple[str, ...] | None:

@@ -1,0 +1,226 @@
+"""The built-in subjects of `harvester explain`: node, tenant, job (advice/explain.py says how).
+
+- node ID: the guard's current view of it (sidecar only: formula, inputs, outcome, data age),
+  its kills in flight, and the last decisions on it (capacity updates, kills) from the log;
+- tenant NAME: its profile and why that pattern (OSDI'16 §3.2 test with the fit's thresholds),
+  its class (k-means over average/peak, §4.1) and reserve (paper 004 §4) with their reasons,
+  the rule that maps nodes to it, its nodes now, and the last decisions on its nodes;
+- job NAME (a recurring job's name, as in the job runs): its runs, its type from its last run
+  (Algorithm 1 line 3), the class preference of that type (the weights row), what SelectClasses
+  would answer now for one 1-vcore container (sidecar only), and kills of its containers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from harvester.advice.explain import DAY_S, Explainers, ExplainSources, levers, setting, subject_doc
+from harvester.decisions.class_selection import characterize, select_classes
+from harvester.decisions.guard import NodeView
+from harvester.decisions.reserve import resolve_reserves
+from harvester.decisions.strategy import reserve_policy, selection_strategy
+from harvester.domain import Resources
+from harvester.models.job_history import DemandError, JobHistoryModel, fit_job_history
+from harvester.models.patterns import Pattern
+from harvester.models.utilization_classes import TenantAssignment, TenantClassModel
+
+
+def builtin_explainers() -> Explainers:
+    """The kinds every Harvester explains; a capability that lands adds its own here."""
+    e = Explainers()
+    e.add("node", explain_node, "a NodeManager (id host:port): its capacity, the guard's formula, kills, last actions")
+    e.add("tenant", explain_tenant, "a primary tenant: its pattern and class, reserve, nodes, last actions")
+    e.add("job", explain_job, "a recurring job (its name): type from its last run, class preference, kills of its containers")
+    return e
+
+
+def _res(r: Resources | None) -> str:
+    return "-" if r is None else f"<{r.memory_mb} MB, {r.vcores} vc>"
+
+
+def _view(v: NodeView, data_age_s: float | None) -> dict[str, Any]:
+    return {"node_id": v.node_id, "tenant": v.tenant, "class_id": v.class_id, "total": _res(v.total),
+            "harvestable": _res(v.harvestable), "capacity_after": _res(v.capacity_after),
+            "primary_cpu_cores": v.primary_cpu_cores, "reserve_cpu_cores": v.reserve_cpu_cores, "stale": v.stale,
+            "outcome": v.outcome, "formula": v.reason, "kills": v.kills, "data_age_s": data_age_s}
+
+
+def _data_age(s: ExplainSources) -> float | None:
+    live = s.live
+    if live is None or live.harvesting.guard is None or live.guard.last_acted_snapshot is None:
+        return None
+    return max(0.0, live.harvesting.guard.as_of - live.guard.last_acted_snapshot)
+
+
+# --- node ----------------------------------------------------------------------------------
+
+def explain_node(s: ExplainSources, node_id: str, limit: int) -> dict[str, Any] | None:
+    decisions = s.store.decisions(since=s.since(), node_id=node_id, limit=limit)
+    live = s.live
+    view = None
+    if live is not None and live.harvesting.guard is not None:
+        view = next((v for v in live.harvesting.guard.nodes if v.node_id == node_id), None)
+    left_out = None if live is None else live.guard.left_out.get(node_id)
+    if view is None and not decisions and left_out is None:
+        return None
+    summary: list[str] = []
+    now: dict[str, Any] | None = None
+    if view is not None:
+        age = _data_age(s)
+        now = _view(view, age)
+        summary.append(f"tenant {view.tenant}, class {view.class_id or 'none'}: capacity {_res(view.capacity_after)} of "
+                       f"{_res(view.total)} — {view.outcome}" + ("" if age is None else f", data {age:.0f} s old"))
+        summary.append(f"formula: {view.reason}")
+        settings = levers(s, "set_capacity", view.outcome, "", view.reason)
+    else:
+        if left_out is not None:
+            summary.append(f"not harvested: {left_out} (harvesting.tenants, harvesting.node_resources)")
+        if decisions:
+            d = decisions[0]
+            summary.append(f"last action {d.kind} {d.detail} ({d.fate}); formula: {d.reason}")
+        settings = [] if not decisions else levers(s, decisions[0].kind, str(decisions[0].inputs.get("outcome", "")),
+                                                   decisions[0].fate, decisions[0].reason)
+    kills = [] if live is None else [
+        {"container_id": k.container_id, "phase": k.phase.value, "since": k.since,
+         "history": [{"phase": p.value, "at": at, "why": why} for p, at, why in k.history]}
+        for k in live.guard.kills if k.node_id == node_id]
+    if kills:
+        summary.append(f"{len(kills)} kill(s) in flight")
+    if not decisions:
+        summary.append(f"no action on it in the last {s.settings.store.decision_log_days:g} days (store.decision_log_days)")
+    return subject_doc("node", node_id, s, summary=summary, decisions=decisions, settings=settings, now=now,
+                       kills_in_flight=kills, left_out=left_out)
+
+
+# --- tenant --------------------------------------------------------------------------------
+
+def why_pattern(a: TenantAssignment, model: TenantClassModel) -> str:
+    """The §3.2 test's outcome for one tenant, with the fit's own thresholds (models/patterns.py)."""
+    p = model.params.patterns
+    cv = a.std / a.average if a.average > 0 else float("inf")
+    if a.fallback:
+        return (f"unpredictable by fallback: {a.fallback} ({a.samples} samples; patterns.min_samples {p.min_samples}, "
+                f"patterns.min_days_periodic {p.min_days_periodic:g})")
+    if a.pattern is Pattern.CONSTANT:
+        return (f"constant: std {a.std:.3f} ≤ patterns.constant_max_std {p.constant_max_std:g} or "
+                f"cv {cv:.2f} ≤ patterns.constant_max_cv {p.constant_max_cv:g}")
+    test = f"daily-band share {a.periodic_share:.2f} {'≥' if a.pattern is Pattern.PERIODIC else '<'} " \
+           f"patterns.periodic_min_share {p.periodic_min_share:g}"
+    return (f"{a.pattern.value}: {test}; not constant (std {a.std:.3f} > {p.constant_max_std:g}, "
+            f"cv {cv:.2f} > {p.constant_max_cv:g})")
+
+
+def explain_tenant(s: ExplainSources, tenant: str, limit: int) -> dict[str, Any] | None:
+    live = s.live
+    model = live.harvesting.model if live is not None and live.harvesting.model is not None else s.store.class_model()
+    assignment = None if model is None else next((a for a in model.tenants if a.tenant == tenant), None)
+    decisions = s.store.decisions(since=s.since(), tenant=tenant, limit=limit)
+    nodes = []
+    if live is not None and live.harvesting.guard is not None:
+        nodes = [_view(v, None) for v in live.harvesting.guard.nodes if v.tenant == tenant]
+    rules = [r for r in s.harvesting.tenants if r.tenant == tenant]
+    if assignment is None and not decisions and not nodes and not rules:
+        return None
+    summary: list[str] = []
+    klass: dict[str, Any] | None = None
+    if assignment is not None and model is not None:
+        c = model.class_by_id(assignment.class_id)
+        reserves = resolve_reserves(s.store.margin_model(model.version), [x.class_id for x in model.classes],
+                                    reserve_policy(s.harvesting))
+        klass = {"class_id": assignment.class_id, "pattern": assignment.pattern.value,
+                 "average": None if c is None else c.average, "peak": None if c is None else c.peak,
+                 "tenants": None if c is None else c.tenants, "reserve_fraction": reserves.fraction(assignment.class_id),
+                 "reserve_reason": reserves.reason(assignment.class_id), "model_version": model.version,
+                 "fitted_at": model.fitted_at}
+        summary.append(f"class {assignment.class_id} of model v{model.version} (fitted {s.now - model.fitted_at:.0f} s ago): "
+                       + why_pattern(assignment, model))
+        if c is not None:
+            summary.append(f"class {c.class_id}: k-means over (average, peak) of {c.pattern.value} tenants → average "
+                           f"{c.average:.2f}, peak {c.peak:.2f}, {c.tenants} tenant(s) (harvesting.clustering.max_k "
+                           f"{s.harvesting.clustering.max_k})")
+        summary.append(f"reserve {klass['reserve_fraction']:.2f} of each node's cores: {klass['reserve_reason']}")
+    elif model is None:
+        summary.append("no class model yet: see `harvester tenants` for what to configure and when classes appear")
+    else:
+        why = dict(model.skipped).get(tenant, "not in the model's window (no slot stored for it yet)")
+        summary.append(f"not classified by model v{model.version}: {why}")
+    slots = s.store.tenant_slots(since=s.now - 3 * s.harvesting.sample_step_s, tenants=[tenant])
+    current = slots[-1].utilization if slots else None
+    if current is not None:
+        summary.append(f"primary utilization in the newest 2-minute slot: {current:.2f} over {slots[-1].nodes} node(s)")
+    rule_text = [r.model_dump() for r in rules]
+    if not rules:
+        summary.append("no harvesting.tenants rule names it: "
+                       + ("the embedded demo's rule" if s.settings.cluster.source == "embedded" and s.harvesting.tenants
+                          else f"a node of its own (harvesting.unmatched_nodes: {s.harvesting.unmatched_nodes})"))
+    if nodes:
+        summary.append(f"{len(nodes)} node(s) now: " + ", ".join(
+            f"{n['node_id']} {n['capacity_after']} ({n['outcome']})" for n in nodes[:8]) + (" …" if len(nodes) > 8 else ""))
+    settings = [{"key": "harvesting.tenants", "value": rule_text, "effect": "the rule(s) that make nodes this tenant's"},
+                setting(s, "harvesting.patterns.periodic_min_share", "the daily-band share that makes a tenant periodic"),
+                setting(s, "harvesting.patterns.constant_max_std", "the variation below which a tenant is constant"),
+                setting(s, "harvesting.reserve.quantile", "the quantile of utilization changes the reserve covers"),
+                setting(s, "harvesting.window_days", "how much history the class model looks at"),
+                setting(s, "harvesting.refit_interval_s", "how often classes are refitted")]
+    return subject_doc("tenant", tenant, s, summary=summary, decisions=decisions, settings=settings,
+                       profile=None if assignment is None else {
+                           "pattern": assignment.pattern.value, "average": assignment.average, "peak": assignment.peak,
+                           "periodic_share": assignment.periodic_share, "std": assignment.std,
+                           "samples": assignment.samples, "fallback": assignment.fallback},
+                       rules=rule_text, nodes=nodes, current_utilization=current, **{"class": klass})
+
+
+# --- job -----------------------------------------------------------------------------------
+
+def explain_job(s: ExplainSources, job: str, limit: int) -> dict[str, Any] | None:
+    h = s.harvesting
+    jl = h.job_length
+    runs = s.store.job_runs(since=s.now - jl.history_days * DAY_S, job_names=[job])
+    live = s.live
+    history: JobHistoryModel
+    if live is not None:
+        history = live.harvesting.jobs
+    else:  # offline: the quantile thresholds over every run in the window (capacity mode needs the live nodes)
+        every = s.store.job_runs(since=s.now - jl.history_days * DAY_S)
+        history = fit_job_history(every, short_quantile=jl.short_quantile, long_quantile=jl.long_quantile,
+                                  min_runs=jl.min_runs)
+    if not runs and history.last_run(job) is None:
+        return None
+    strategy = selection_strategy(h)
+    container = Resources(1024, 1)
+    summary: list[str] = []
+    try:
+        demand = characterize(job, history=history, fallback_thresholds=strategy.fallback_thresholds, container=container)
+    except DemandError as exc:
+        demand = None
+        summary.append(f"demand unknown: {exc}")
+    job_type = None if demand is None else demand.job_type
+    if demand is not None:
+        summary.append(f"Algorithm 1 lines 3-4: {demand.reason}")
+    if job_type is not None:
+        row = strategy.weights[job_type]
+        summary.append(f"{job_type.value} jobs prefer " + ", ".join(
+            f"{p.value} ×{row.get(p, 0.0):g}" for p in sorted(row, key=lambda p: -row.get(p, 0.0)))
+            + f" (harvesting.weights.{job_type.value})")
+    selection = None
+    if live is not None and demand is not None and live.harvesting.model is not None and live.harvesting.classes:
+        pick = select_classes(demand, live.harvesting.table, np.random.default_rng(0), weights=strategy.weights,
+                              model_version=live.harvesting.model.version)
+        selection = {"reason": pick.reason, "classes": [c.class_id for c in pick.choices], "container": _res(container)}
+        summary.append(f"SelectClasses now (1 container {_res(container)}, seed 0): {pick.reason}")
+    app_ids = [r.app_id for r in runs]
+    decisions = s.store.decisions(since=s.since(), app_ids=app_ids, limit=limit) if app_ids else []
+    if not decisions:
+        summary.append("no container of its runs was killed by a signal in the log (with kill_mechanism rm_overcommit "
+                       "the RM picks victims: see `harvester explain node` of the nodes it ran on)")
+    settings = [setting(s, "harvesting.job_length.mode", "how the short/long thresholds are set"),
+                setting(s, "harvesting.job_length.short_quantile", "runs shorter than this quantile are short"),
+                setting(s, "harvesting.job_length.long_quantile", "runs from this quantile on are long")]
+    if job_type is not None:
+        settings.append(setting(s, f"harvesting.weights.{job_type.value}", "which patterns this job type prefers"))
+    return subject_doc("job", job, s, summary=summary, decisions=decisions, settings=settings,
+                       job_type=None if job_type is None else job_type.value, selection=selection,
+                       runs=[{"app_id": r.app_id, "started_at": r.started_at, "finished_at": r.finished_at,
+                              "duration_s": r.duration_s, "peak_containers": r.peak_containers} for r in runs[-limit:]])

@@ -1,0 +1,54 @@
+"""The embedded default (`make run`) in-process, over real HTTP, on free ports, with its loops
+stepped by the test on a SimClock (no thread, no wall time): what the CLI tests talk to."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from prometheus_client import CollectorRegistry
+
+from harvester.app import Harvester
+from harvester.clock import SimClock
+from harvester.config import parse_settings
+
+T0 = 1_795_430_000.0
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+@contextmanager
+def embedded_sidecar(store_path: Path, overrides: dict[str, Any] | None = None, t0: float = T0) -> Iterator[Harvester]:
+    """The embedded default with only its ports (0) and its SQLite file changed (plus `overrides`);
+    its clock starts at `t0`."""
+    base = {"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
+            "embedded": {"listen": "127.0.0.1:0"}, "store": {"backend": "sqlite", "path": str(store_path)}}
+    app = Harvester(parse_settings(_merge(base, overrides or {}), environ={}), clock=SimClock(t0),
+                    registry=CollectorRegistry())
+    app.start(run_loops=False)
+    try:
+        yield app
+    finally:
+        app.stop()
+
+
+def run_control_periods(app: Harvester, periods: int = 2, step_s: float = 60.0) -> None:
+    """Refit once, then `periods` × (poll, guard) `step_s` apart, as the live loops would."""
+    assert app.loop("refit").run_once() is not None
+    for _ in range(periods):
+        assert app.loop("telemetry").run_once() is not None
+        assert app.loop("guard").run_once() is not None
+        app.clock.advance(step_s)  # type: ignore[attr-defined]
+
+
+def settings_file(path: Path, app: Harvester, **server: str) -> Path:
+    """A settings file naming this sidecar's admin address and store (what `make run` users have)."""
+    admin = server.get("admin_listen", app.admin.address)
+    path.write_text(f"server:\n  admin_listen: {admin}\nstore:\n  path: {app.settings.store.path}\n")
+    return path
