@@ -12,6 +12,7 @@ import pytest
 from embedded_sidecar import embedded_sidecar, run_control_periods, settings_file
 from rm_fakes import closed_port_url
 
+from harvester.advice.explain import close_ids
 from harvester.app import Harvester
 from harvester.cli import main
 from harvester.models.job_history import JobRun
@@ -98,6 +99,34 @@ def test_unknown_subjects_and_kinds_are_one_line(sidecar: Harvester, capsys: pyt
     assert main(["explain", "node", "x", "--admin", closed_port_url()]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "connection refused" in err and "HTTPConnectionPool" not in err
+
+
+@pytest.mark.parametrize(("typed", "known", "expected"), [
+    ("web-01", ["web-01.demo:45454", "web-02.demo:45454", "db-01.demo:45454"], ["web-01.demo:45454"]),
+    ("WEB-0", ["web-01.demo:45454", "web-00.demo:45454"], ["web-00.demo:45454", "web-01.demo:45454"]),
+    ("wbe", ["web", "search", "db", "etl"], ["web"]),
+    ("nightly-elt", ["nightly-etl", "hourly-etl"], ["nightly-etl"]),
+    ("nope:1", ["web-01.demo:45454", "db-00.demo:45454"], []),
+    ("", ["web"], []),
+])
+def test_close_ids_prefers_what_contains_the_typed_text_then_close_spellings(typed: str, known: list[str],
+                                                                               expected: list[str]) -> None:
+    assert close_ids(typed, known + known) == expected
+
+
+def test_an_unknown_id_gets_a_did_you_mean(sidecar: Harvester, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The RM's node id is host:port; an operator types the host's short name."""
+    base = f"http://{sidecar.admin.address}"
+    node = _node(sidecar)
+    short = node.split(".")[0]
+    assert main(["explain", "node", short, "--admin", base]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"did you mean {node!r}?" in err, err
+    assert main(["explain", "tenant", "wbe", "--admin", base]) == 1
+    assert "did you mean 'web'?" in capsys.readouterr().err
+    cfg = settings_file(tmp_path / "h.yaml", sidecar)
+    assert main(["explain", "node", short, "--config", str(cfg), "--store"]) == 1, "from the store as well"
+    assert f"did you mean {node!r}?" in capsys.readouterr().err
 
 
 def test_a_dry_run_explains_would_send(tmp_path: Path) -> None:

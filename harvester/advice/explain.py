@@ -22,7 +22,7 @@ or None when it knows nothing about that id.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from harvester.board.harvesting import GuardStatus, HarvestingView
 from harvester.config import Settings
@@ -61,6 +61,19 @@ class ExplainSources:
 
 
 Explainer = Callable[[ExplainSources, str, int], "dict[str, Any] | None"]
+Known = Callable[[ExplainSources], Iterable[str]]  # the ids of a kind the sources know (for "did you mean")
+
+
+def close_ids(subject: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """Known ids an operator probably meant: those containing what was typed (`web-01` for
+    `web-01.demo.harvester:45454`), then the closest spellings."""
+    import difflib
+
+    ids = sorted(set(known))
+    typed = subject.lower()
+    picks = [i for i in ids if typed and typed in i.lower() and i != subject]
+    picks += [i for i in difflib.get_close_matches(subject, ids, n=n, cutoff=0.6) if i not in picks]
+    return picks[:n]
 
 
 @dataclass
@@ -68,11 +81,15 @@ class Explainers:
     """The kinds `harvester explain` knows: kind → (explainer, one line about it)."""
 
     kinds: dict[str, tuple[Explainer, str]] = field(default_factory=dict)
+    known: dict[str, Known] = field(default_factory=dict)
 
-    def add(self, kind: str, explainer: Explainer, about: str) -> None:
+    def add(self, kind: str, explainer: Explainer, about: str, known: Known | None = None) -> None:
+        """`known` lists the kind's ids, so that an unknown id gets a "did you mean"."""
         if kind in self.kinds:
             raise ValueError(f"explain kind {kind!r} registered twice")
         self.kinds[kind] = (explainer, about)
+        if known is not None:
+            self.known[kind] = known
 
     def index(self) -> dict[str, Any]:
         return {"kinds": {k: about for k, (_, about) in sorted(self.kinds.items())},
@@ -86,8 +103,11 @@ class Explainers:
         if doc is None:
             days = sources.settings.store.decision_log_days
             where = "the running sidecar" if sources.live is not None else "the history store"
+            hint = close_ids(subject, self.known[kind](sources)) if kind in self.known else []
+            meant = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
             return 404, {"error": f"nothing known about {kind} {subject!r} in {where} (decisions of the last {days:g} "
-                                  "days, store.decision_log_days; the current class model and job runs)"}
+                                  f"days, store.decision_log_days; the current class model and job runs){meant}",
+                         "did_you_mean": hint}
         return 200, doc
 
 

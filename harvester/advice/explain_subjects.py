@@ -30,10 +30,29 @@ from harvester.models.utilization_classes import TenantAssignment, TenantClassMo
 def builtin_explainers() -> Explainers:
     """The kinds every Harvester explains; a capability that lands adds its own here."""
     e = Explainers()
-    e.add("node", explain_node, "a NodeManager (id host:port): its capacity, the guard's formula, kills, last actions")
-    e.add("tenant", explain_tenant, "a primary tenant: its pattern and class, reserve, nodes, last actions")
-    e.add("job", explain_job, "a recurring job (its name): type from its last run, class preference, kills of its containers")
+    e.add("node", explain_node, "a NodeManager (id host:port): its capacity, the guard's formula, kills, last actions",
+          known_nodes)
+    e.add("tenant", explain_tenant, "a primary tenant: its pattern and class, reserve, nodes, last actions",
+          known_tenants)
+    e.add("job", explain_job, "a recurring job (its name): type from its last run, class preference, kills of its containers",
+          known_jobs)
     return e
+
+
+def known_nodes(s: ExplainSources) -> list[str]:
+    """Nodes the guard sees now (sidecar) and nodes with stored samples."""
+    live = [] if s.live is None or s.live.harvesting.guard is None else [v.node_id for v in s.live.harvesting.guard.nodes]
+    left_out = [] if s.live is None else list(s.live.guard.left_out)
+    return [*live, *left_out, *s.store.node_ids()]
+
+
+def known_tenants(s: ExplainSources) -> list[str]:
+    model = s.live.harvesting.model if s.live is not None and s.live.harvesting.model is not None else s.store.class_model()
+    return [r.tenant for r in s.harvesting.tenants] + ([] if model is None else [a.tenant for a in model.tenants])
+
+
+def known_jobs(s: ExplainSources) -> list[str]:
+    return [r.job_name for r in s.store.job_runs(since=s.now - s.harvesting.job_length.history_days * DAY_S)]
 
 
 def _res(r: Resources | None) -> str:
