@@ -14,6 +14,7 @@ import threading
 from typing import Collection, Sequence
 
 from harvester.domain import DecisionRecord
+from harvester.history.sql import window_select
 
 _COLUMNS = "at, loop, kind, target, reason, fate, stimulus_id, detail, node_id, tenant, app_id, data_as_of, inputs"
 
@@ -40,22 +41,12 @@ class DecisionLogSqlMixin:
     def decisions(self, *, since: float = 0.0, until: float | None = None, node_id: str | None = None,
                   tenant: str | None = None, target: str | None = None, app_ids: Collection[str] | None = None,
                   loop: str | None = None, limit: int = 50) -> list[DecisionRecord]:
-        sql = f"SELECT {_COLUMNS} FROM decision_log WHERE at >= ?"
-        args: list[object] = [since]
-        if until is not None:
-            sql += " AND at < ?"
-            args.append(until)
-        for col, value in (("node_id", node_id), ("tenant", tenant), ("target", target), ("loop", loop)):
-            if value is not None:
-                sql += f" AND {col} = ?"
-                args.append(value)
-        if app_ids is not None:
-            wanted = list(app_ids)
-            if not wanted:
-                return []
-            sql += f" AND app_id IN ({', '.join('?' * len(wanted))})"
-            args.extend(wanted)
-        sql += " ORDER BY at DESC, rowid DESC LIMIT ?"
+        query = window_select(f"SELECT {_COLUMNS} FROM decision_log", "at", since=since, until=until,
+                              key_col="app_id", keys=app_ids, order_by="at DESC, rowid DESC LIMIT ?",
+                              equal=(("node_id", node_id), ("tenant", tenant), ("target", target), ("loop", loop)))
+        if query is None:
+            return []
+        sql, args = query
         args.append(max(0, limit))
         with self._lock:
             rows = self._db.execute(sql, args).fetchall()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Collection
+from typing import Collection, Sequence
 
 
 def window_select(select: str, time_col: str, *, since: float, until: float | None, key_col: str,
-                  keys: Collection[str] | None, order_by: str) -> tuple[str, list[object]] | None:
-    """`select` + `WHERE time_col >= since [AND time_col < until] [AND key_col IN keys] ORDER BY …`.
+                  keys: Collection[str] | None, order_by: str,
+                  equal: Sequence[tuple[str, object]] = ()) -> tuple[str, list[object]] | None:
+    """`select` + `WHERE time_col >= since [AND time_col < until] [AND col = value …]
+    [AND key_col IN keys] ORDER BY …`; an `equal` pair whose value is None is no filter.
 
     Returns (sql, args), or None when `keys` is given but empty (the answer is empty: no query).
     """
@@ -16,6 +18,10 @@ def window_select(select: str, time_col: str, *, since: float, until: float | No
     if until is not None:
         sql += f" AND {time_col} < ?"
         args.append(until)
+    for col, value in equal:
+        if value is not None:
+            sql += f" AND {col} = ?"
+            args.append(value)
     if keys is not None:
         wanted = list(keys)
         if not wanted:

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from embedded_sidecar import loopback_settings
 
 from harvester.app import Harvester
-from harvester.config import parse_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -94,21 +94,11 @@ def compose_ports(services: dict[str, dict[str, Any]]) -> list[Port]:
     return [p for name, svc in services.items() for p in _ports(name, svc)]
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
 @contextmanager
 def running_sidecar(overrides: dict[str, Any] | None = None) -> Iterator[Harvester]:
-    """A real sidecar (composition root, embedded cluster, memory store) on free loopback ports;
-    `overrides` are settings merged over that (e.g. shorter loop intervals)."""
-    base = {"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
-            "embedded": {"listen": "127.0.0.1:0"}, "store": {"backend": "memory"}}
-    settings = parse_settings(_merge(base, overrides or {}), environ={})
-    app = Harvester(settings)
+    """A real sidecar (composition root, embedded cluster, memory store, its loops on threads) on
+    free loopback ports; `overrides` are settings merged over that (e.g. shorter loop intervals)."""
+    app = Harvester(loopback_settings({"backend": "memory"}, overrides))
     app.start()
     try:
         yield app

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+from old_stores import store_file_at
 
 from harvester.domain import DecisionRecord
-from harvester.history.migrations import LATEST_VERSION, MIGRATIONS
+from harvester.history.migrations import LATEST_VERSION
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.history.store import HistoryStore
 
@@ -41,14 +41,7 @@ def test_records_round_trip_newest_first_by_subject(store: HistoryStore) -> None
 
 
 def test_a_version_4_file_migrates_to_the_decision_log(tmp_path: Path) -> None:
-    path = tmp_path / "v4.db"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        for version, statements in MIGRATIONS[:4]:
-            for sql in statements:
-                db.execute(sql)
-            db.execute("INSERT INTO schema_version VALUES (?)", (version,))
-    s = SqliteHistoryStore(path)
+    s = SqliteHistoryStore(store_file_at(tmp_path / "v4.db", 4))
     try:
         assert s.schema_version() == LATEST_VERSION >= 5
         s.append_decisions([_cap(1.0, "n1:1")])

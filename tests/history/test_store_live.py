@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+from old_stores import store_file_at
 
 from harvester.domain import NodeBaseline, Resources
-from harvester.history.migrations import LATEST_VERSION, MIGRATIONS
+from harvester.history.migrations import LATEST_VERSION
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.history.store import HistoryStore
 from harvester.models.tenant_slots import TenantSlot
@@ -67,15 +67,7 @@ def test_baselines_and_slots_survive_a_reopen(tmp_path: Path) -> None:
 
 
 def test_a_version_2_file_migrates_to_version_3(tmp_path: Path) -> None:
-    path = tmp_path / "v2.db"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        for version, statements in MIGRATIONS[:2]:
-            for sql in statements:
-                db.execute(sql)
-            db.execute("INSERT INTO schema_version VALUES (?)", (version,))
-        db.execute("INSERT INTO job_runs VALUES ('app_1', 'etl', 0, 10, 2, NULL)")
-    s = SqliteHistoryStore(path)
+    s = SqliteHistoryStore(store_file_at(tmp_path / "v2.db", 2, "INSERT INTO job_runs VALUES ('app_1', 'etl', 0, 10, 2, NULL)"))
     try:
         assert s.schema_version() == LATEST_VERSION >= 3
         assert [r.app_id for r in s.job_runs(since=0)] == ["app_1"], "version 2 rows survive"

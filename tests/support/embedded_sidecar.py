@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from harvester.app import Harvester
 from harvester.clock import SimClock
-from harvester.config import parse_settings
+from harvester.config import Settings, parse_settings
 
 T0 = 1_795_430_000.0
 
@@ -23,13 +23,19 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def loopback_settings(store: dict[str, Any], overrides: dict[str, Any] | None = None) -> Settings:
+    """The embedded default on free loopback ports (never the defaults `make run` holds), with
+    `store` and then `overrides` merged over it."""
+    base = {"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
+            "embedded": {"listen": "127.0.0.1:0"}, "store": store}
+    return parse_settings(_merge(base, overrides or {}), environ={})
+
+
 @contextmanager
 def embedded_sidecar(store_path: Path, overrides: dict[str, Any] | None = None, t0: float = T0) -> Iterator[Harvester]:
     """The embedded default with only its ports (0) and its SQLite file changed (plus `overrides`);
     its clock starts at `t0`."""
-    base = {"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
-            "embedded": {"listen": "127.0.0.1:0"}, "store": {"backend": "sqlite", "path": str(store_path)}}
-    app = Harvester(parse_settings(_merge(base, overrides or {}), environ={}), clock=SimClock(t0),
+    app = Harvester(loopback_settings({"backend": "sqlite", "path": str(store_path)}, overrides), clock=SimClock(t0),
                     registry=CollectorRegistry())
     app.start(run_loops=False)
     try:
