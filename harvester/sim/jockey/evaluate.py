@@ -290,17 +290,20 @@ def build_parser(prog: str = "python -m harvester.sim.jockey.evaluate") -> argpa
     ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--traces", default="../shared/traces", help="the traces folder (holds alibaba-2018-batch-dags/)")
     ap.add_argument("--out", default="docs/evaluation", help="writes jockey-results.json.gz and img/jockey.png here")
-    ap.add_argument("--jobs", type=int, default=Setup.jobs)
-    ap.add_argument("--seeds", type=int, default=Setup.seeds)
-    ap.add_argument("--cpa-runs", type=int, default=Setup.cpa_runs)
-    ap.add_argument("--levels", type=int, default=Setup.levels)
+    ap.add_argument("--jobs", type=int, default=Setup.jobs, metavar="COUNT", help="how many DAGs (spread by task count)")
+    ap.add_argument("--seeds", type=int, default=Setup.seeds, metavar="COUNT",
+                    help="runs per job, deadline and scenario (a count: seeds 0..COUNT-1)")
+    ap.add_argument("--cpa-runs", type=int, default=Setup.cpa_runs, metavar="COUNT",
+                    help="simulated runs per allocation level for the C(p,a) table")
+    ap.add_argument("--levels", type=int, default=Setup.levels, metavar="COUNT",
+                    help="allocation levels of the C(p,a) table (a count, not a list)")
     add_number_list(ap, "--factors", float, default=list(Setup.deadline_factors),
                     help="deadline factors (× the model's median makespan at the widest level)")
-    ap.add_argument("--scenarios", default=",".join(Setup.scenarios))
+    ap.add_argument("--scenarios", default=",".join(Setup.scenarios), help="comma-separated: nominal, injected")
     ap.add_argument("--quantile", type=float, default=DeadlineParams().quantile)
     ap.add_argument("--slack", type=float, default=DeadlineParams().slack)
     ap.add_argument("--early-slack", type=float, default=DeadlineParams().early_slack)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="worker processes")
     ap.add_argument("--limit", type=int, default=None, help="read at most this many trace rows (quick runs)")
     ap.add_argument("--tuning", action="store_true",
                     help="the jobs half way between the evaluation's picks (disjoint: used to choose parameters)")
