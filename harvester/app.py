@@ -11,20 +11,27 @@ The embedded default (`cluster.source: embedded`) is the demo emulator: its tena
 host size apply when `harvesting.tenants` / `node_resources.physical_cores` are unset, the
 guard actuates against it unless `harvesting.actuate` is false, and the history store gets the
 demo's SYNTHESIZED last 30 days of primary load (`DemoLoad.history_slots`) followed by an
-immediate refit — never for `cluster.source: rm`.
+immediate refit — never for `cluster.source: rm`. With Morpheus on (`morpheus.enabled`: null
+means on for the embedded emulator, off for a real RM) the embedded demo also runs recurring
+batch jobs, and the store gets their SYNTHESIZED past runs and provenance
+(emulator/demo_recurring.py) followed by an immediate Morpheus refit, so reservations appear
+within a minute of `make run`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from prometheus_client import CollectorRegistry
 from rm_client import RMClient, RMClientConfig
 
 from harvester import __version__
 from harvester.actuators.port import Actuator
+from harvester.actuators.reservations import RMReservationActuator
 from harvester.actuators.rm import RMActuator
 from harvester.advice.admin_http import AdminServer, Request, Response
 from harvester.advice.constrained_placement import placement_services
@@ -33,26 +40,34 @@ from harvester.advice.explain_subjects import builtin_explainers
 from harvester.advice.grpc_server import GrpcServer
 from harvester.advice.harvesting_http import classes_document, nodes_document
 from harvester.advice.hdfs_wiring import HDFS_SERVICE, hdfs_faces
+from harvester.advice.morpheus_http import WRITE_ROUTES, morpheus_faces
+from harvester.advice.slo_advisor import SERVICE as SLO_SERVICE
 from harvester.advice.node_ordering_http import PATH as NODE_ORDERING_PATH, node_ordering_route
 from harvester.advice.yarn_advisor import yarn_advisor_service
 from harvester.board import Board
 from harvester.clock import Clock, RealClock, ScaledClock
 from harvester.config import Settings
 from harvester.config_harvesting import HarvestingSettings, TenantRule
+from harvester.config_morpheus import MorpheusSettings
 from harvester.control import ControlPlane
 from harvester.decisions.strategy import configured_physical_cores, selection_strategy
-from harvester.emulator import demo
+from harvester.emulator import demo, demo_recurring
 from harvester.emulator.server import EmulatorServer
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.history.store import HistoryStore
+from harvester.emulator.workloads import Workload
 from harvester.loop.job_runs import JobRunSource
+from harvester.loop.morpheus_reservations import ReservationActuator, ReservationObserver
 from harvester.loop.runner import ControlLoop
+from harvester.models.job_names import NameNormalizer
 from harvester.models.tenant_slots import slot_start
 from harvester.observability.metrics import CONTENT_TYPE, Metrics
 from harvester.rm_connect import rm_client_config
 from harvester.telemetry.namenode_jmx import NameNodeJmxClient
+from harvester.telemetry.provenance_tail import ProvenanceFiles
 from harvester.telemetry.rm import RMTelemetrySource
 from harvester.telemetry.rm_jobs import RMJobRuns
+from harvester.telemetry.rm_reservations import RMReservationView
 from harvester.telemetry.source import TelemetrySource
 
 log = logging.getLogger(__name__)
@@ -83,6 +98,21 @@ def harvesting_settings(settings: Settings) -> HarvestingSettings:
     return h.model_copy(update=updates) if updates else h
 
 
+def morpheus_settings(settings: Settings, *, embedded: bool | None = None) -> MorpheusSettings:
+    """The `morpheus:` section with `enabled: null` resolved: on for the embedded emulator only
+    (`embedded`: whether it really runs; default: `cluster.source` says so)."""
+    m = settings.morpheus
+    if m.enabled is None:
+        on = settings.cluster.source == "embedded" if embedded is None else embedded
+        return m.model_copy(update={"enabled": on})
+    return m
+
+
+def name_rule(m: MorpheusSettings) -> NameNormalizer:
+    """The recurring-name rule of `morpheus.history.name_rules` (one job identity for every loop)."""
+    return NameNormalizer((r.pattern, r.replace) for r in m.history.name_rules)
+
+
 def rm_source(h: HarvestingSettings, client: RMClient, name: str = "rm") -> RMTelemetrySource:
     """Containers are listed only when the guard picks victims itself (signals modes)."""
     return RMTelemetrySource(
@@ -99,16 +129,20 @@ def start_embedded_cluster(settings: Settings, clock: Clock) -> tuple[EmulatorSe
     load = demo.DemoLoad(seed=settings.embedded.seed, start=clock.now(), nodes_per_tenant=settings.embedded.nodes_per_tenant)
     emu = demo.build_demo(clock, seed=settings.embedded.seed, nodes_per_tenant=settings.embedded.nodes_per_tenant,
                           load=load)
+    if morpheus_settings(settings).enabled:
+        demo_recurring.schedule_recurring(Workload(emu), clock.now(), seed=settings.embedded.seed)
     return EmulatorServer(emu, host, int(port)), load
 
 
-def rm_client_for(settings: Settings, embedded: EmulatorServer | None = None) -> RMClient:
-    """A client of the RM Harvester advises: a real one, or the embedded emulator over HTTP."""
+def rm_client_for(settings: Settings, embedded: EmulatorServer | None = None, *, writes: bool = False) -> RMClient:
+    """A client of the RM Harvester advises: a real one, or the embedded emulator over HTTP.
+    `writes`: a client that never retries (for writes that change the cluster, principle 16)."""
     if settings.cluster.source == "embedded":
         if embedded is None:
             raise ValueError("cluster.source embedded needs the embedded emulator")
-        return RMClient(RMClientConfig(urls=(embedded.url,), user=settings.rm.user, max_retries=1))
-    return RMClient(rm_client_config(settings.rm))
+        return RMClient(RMClientConfig(urls=(embedded.url,), user=settings.rm.user, max_retries=0 if writes else 1))
+    config = rm_client_config(settings.rm)
+    return RMClient(dataclasses.replace(config, max_retries=0) if writes else config)
 
 
 def build_source(settings: Settings, embedded: EmulatorServer | None = None) -> TelemetrySource:
@@ -128,10 +162,21 @@ def backfill_demo_history(store: HistoryStore, load: demo.DemoLoad, now: float, 
     return store.add_tenant_slots([r for r in rows if (r.start, r.tenant) not in have])
 
 
+def backfill_demo_recurring(store: HistoryStore, now: float, seed: int) -> int:
+    """SYNTHESIZED DEMO HISTORY (embedded emulator with Morpheus only): the demo's recurring jobs'
+    past runs with their skylines and provenance (emulator/demo_recurring.py), written once (a
+    store that already holds them is left alone). Never called for a real RM."""
+    runs, accesses = demo_recurring.recurring_history(now, seed=seed)
+    have = {r.app_id for r in store.job_runs(since=0.0)}
+    if any(r.app_id in have for r in runs):
+        return 0
+    store.append_job_runs(runs)
+    return len(runs) + store.append_provenance("synthesized-demo", accesses, [], None, now)
+
+
 #: Why the contract's services without an implementation answer UNIMPLEMENTED.
 UNIMPLEMENTED_WHY = {
     "harvester.v1.ConstrainedPlacement": "constraint-aware placement is disabled (placement.enabled: false)",
-    "harvester.v1.SloAdvisor": "Morpheus SLO inference / reservations and Jockey deadline control are not built yet",
 }
 
 
@@ -148,6 +193,8 @@ class Harvester:
         actuator: Actuator | None = None,
         store: HistoryStore | None = None,
         job_runs: JobRunSource | None = None,
+        reservations: ReservationObserver | None = None,
+        reservation_actuator: ReservationActuator | None = None,
     ) -> None:
         self.settings = settings
         h = self.harvesting = harvesting_settings(settings)
@@ -157,28 +204,42 @@ class Harvester:
         demo_load: demo.DemoLoad | None = None
         if source is None and settings.cluster.source == "embedded":
             self.embedded, demo_load = start_embedded_cluster(settings, self.clock)
+        m = self.morpheus_settings = morpheus_settings(settings, embedded=self.embedded is not None)
         self.metrics = Metrics(registry)
         self.store = store if store is not None else open_store(settings)
         self.source = source or build_source(settings, self.embedded)
-        if h.actuate and actuator is None:
-            actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock.now)
+        if (h.actuate or (m.enabled and m.actuate and m.nudge.enabled)) and actuator is None:
+            actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock.now)  # nudges use it too
         s = settings.hdfs
         self._namenode = None if not s.enabled else NameNodeJmxClient(
             [str(u) for u in s.namenode_urls], connect_timeout_s=s.connect_timeout_s, read_timeout_s=s.read_timeout_s,
             tls_verify=str(s.ca_bundle) if s.ca_bundle else s.tls_verify)
+        normalize = name_rule(m)
         if job_runs is None and source is None:  # job runs come from the same RM's /apps
-            job_runs = RMJobRuns(rm_client_for(settings, self.embedded))
+            job_runs = RMJobRuns(rm_client_for(settings, self.embedded), normalize, step_s=m.step_s)
+        if m.enabled and reservations is None and source is None:  # the same RM's reservation system
+            reservations = RMReservationView(rm_client_for(settings, self.embedded), normalize)
+            reservation_actuator = RMReservationActuator(rm_client_for(settings, self.embedded, writes=True),
+                                                         self.clock.now,
+                                                         stale_after_s=m.reservations.action_stale_after_s)
+        p = m.provenance
+        provenance = ProvenanceFiles(audit_log=p.audit_log, jsonl=p.jsonl, tz=ZoneInfo(p.audit_log_tz),
+                                     max_lines=p.max_lines_per_poll) if m.enabled and (p.audit_log or p.jsonl) else None
         # the loops (data-flow order) publish on the board; the advice servers read it
         self.board = Board()
-        self.control = ControlPlane(settings.model_copy(update={"harvesting": h}), self.board, source=self.source,
-                                    store=self.store, metrics=self.metrics, actuator=actuator, job_runs=job_runs,
-                                    namenode=self._namenode)
+        self.control = ControlPlane(settings.model_copy(update={"harvesting": h, "morpheus": m}), self.board,
+                                    source=self.source, store=self.store, metrics=self.metrics, actuator=actuator,
+                                    job_runs=job_runs, namenode=self._namenode, reservations=reservations,
+                                    reservation_actuator=reservation_actuator, provenance=provenance)
         self.actuator = self.control.actuator
         self.state, self.telemetry, self.refit, self.guard = (self.control.harvesting, self.control.telemetry,
                                                               self.control.refit, self.control.guard)
         if demo_load is not None:
             backfill_demo_history(self.store, demo_load, self.clock.now(), h)
             self.refit.request()  # the first refit tick (at start) classifies the demo tenants at once
+            if self.control.morpheus_refit is not None:
+                backfill_demo_recurring(self.store, self.clock.now(), settings.embedded.seed)
+                self.control.morpheus_refit.request()
         self.loops = [ControlLoop(spec.name, spec.interval_s, spec.tick, self.clock, self.metrics)
                       for spec in self.control.loops]
         self.hdfs = hdfs_faces(settings.hdfs, self.control.placement, self.store, self.metrics)
@@ -187,10 +248,13 @@ class Harvester:
         services = [yarn_advisor_service(self.state, self.metrics, selection=selection_strategy(h), orderings=orderings),
                     *([self.hdfs.service] if self.hdfs.service else [])]
         services += placement_services(self.telemetry.latest, self.clock, settings, self.metrics)
+        self.morpheus = morpheus_faces(m, self.control.morpheus, self.store, self.metrics, self.clock.now)
+        services += [self.morpheus.service] if self.morpheus.service else []
+        why = {**UNIMPLEMENTED_WHY, HDFS_SERVICE: self.hdfs.unimplemented_reason,
+               SLO_SERVICE: self.morpheus.unimplemented_reason}
         self.grpc = GrpcServer(
             settings.server.grpc_listen, self.metrics, services, max_workers=settings.server.grpc_max_workers,
-            unimplemented_reason=lambda name: self.hdfs.unimplemented_reason if name == HDFS_SERVICE else UNIMPLEMENTED_WHY.get(
-                name, "not implemented in this release"),
+            unimplemented_reason=lambda name: why.get(name) or "not implemented in this release",
         )
         self.admin = AdminServer(settings.server.admin_listen)
         self.admin.route("/healthz", lambda req: Response.text(200, "ok\n"))
@@ -202,6 +266,8 @@ class Harvester:
         self.admin.route("/v1/harvesting/refit", self._refit, methods=("POST",))
         for path, handler in self.hdfs.routes.items():
             self.admin.route(path, handler)
+        for path, handler in self.morpheus.routes.items():
+            self.admin.route(path, handler, methods=("POST",) if path in WRITE_ROUTES else ("GET",))
         self.admin.route(NODE_ORDERING_PATH, node_ordering_route(
             orderings, max_wait_s=h.node_ordering.long_poll_max_s,
             waiters=lambda delta: self.metrics.record_advice_waiters("node_ordering", delta)))
@@ -316,6 +382,7 @@ class Harvester:
                 "tenant_rules": len(self.harvesting.tenants),
             },
             "hdfs": self.hdfs.status(),
+            "morpheus": self.morpheus.status(),
             "grpc": {"address": self.grpc.address, "services": self.grpc.services},
             "admin": {"address": self.admin.address},
             "loops": [loop.status() for loop in self.loops],

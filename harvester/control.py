@@ -8,7 +8,8 @@ RM's finished apps (`JobRunSource`) and the NameNode (`NameNodeSource`) — and 
 `LoopSpec`s. Who runs them differs, what runs does not:
 
 - live, harvester/app.py gives the real ports (RM REST telemetry and actuator, the SQLite file,
-  the NameNode's JMX) and runs each spec on its own `ControlLoop` thread on the RealClock;
+  the NameNode's JMX, the RM's reservation system, the provenance files) and runs each spec on
+  its own `ControlLoop` thread on the RealClock;
 - in the simulator, harvester/sim/live.py gives `SimTelemetrySource`, `SimActuator`, SQLite
   `:memory:` and the simulated finished jobs, and the engine ticks the same specs on the
   SimClock (harvester/sim/simulation.py), those due at one instant in the order listed here.
@@ -17,8 +18,10 @@ Loops, in data-flow order: telemetry (poll; baselines, the tenant-slot fold and 
 flags observe every good poll) → refit (classes, margins, reserves; checked every
 `REFIT_CHECK_S`, refitted every `harvesting.refit_interval_s`) → guard (capacity and kills
 every `harvesting.control_period_s`) → node-ordering (the RM plug-in's node orders, right
-behind the guard) → jobs (finished apps → job runs, when a source is given) → retention
-(prune old rows) → hdfs-poll, hdfs-refit (when `hdfs.enabled`).
+behind the guard) → jobs (finished apps → job runs and their skylines, when a source is given) →
+morpheus-ingest (provenance files), morpheus-refit (SLOs and skylines), morpheus-reservations
+(LowCost plan, the RM's reservations, DRA; nudges go out through the guard's tick) when
+`morpheus.enabled` → retention (prune old rows) → hdfs-poll, hdfs-refit (when `hdfs.enabled`).
 
 `settings.harvesting` must already be resolved (app.harvesting_settings applies the embedded
 default's tenant rules); nothing here reads a clock, a file or the network by itself.
@@ -29,6 +32,7 @@ from __future__ import annotations
 from harvester.actuators.port import Actuator
 from harvester.board import Board
 from harvester.board.harvesting import HarvestingBoard
+from harvester.board.morpheus import MorpheusBoard
 from harvester.board.hdfs import PlacementBoard
 from harvester.board.node_ordering import NodeOrderingBoard
 from harvester.config import Settings
@@ -38,6 +42,10 @@ from harvester.loop.guard import GuardTick
 from harvester.loop.harvest_nodes import FoldTenantSlots, NodeRegistry
 from harvester.loop.hdfs_placement import HdfsPlacementLoop, NameNodeSource
 from harvester.loop.job_runs import JobRunSource, RecordJobRuns
+from harvester.loop.morpheus_ingest import IngestProvenance
+from harvester.loop.morpheus_refit import MorpheusRefit
+from harvester.loop.morpheus_reservations import MorpheusReservations, ReservationActuator, ReservationObserver
+from harvester.loop.nudge import NudgeChannel
 from harvester.loop.node_ordering import PublishNodeOrdering
 from harvester.loop.record_telemetry import Observer, RecordTelemetry
 from harvester.loop.refit import Refit
@@ -45,12 +53,16 @@ from harvester.loop.retention import PruneHistory
 from harvester.loop.runner import LoopSpec
 from harvester.models.job_history import JobType
 from harvester.observability.metrics import Metrics
+from harvester.telemetry.provenance_tail import ProvenanceSource
 from harvester.telemetry.source import TelemetrySource
 
 #: The refit loop checks this often whether a refit is due (refits follow refit_interval_s).
 REFIT_CHECK_S = 300.0
-#: Finished applications are read as job runs this often (Algorithm 1 lines 3-4).
+#: Finished applications are read as job runs this often (Algorithm 1 lines 3-4); with Morpheus
+#: on, every morpheus.history.poll_interval_s (the skylines are sampled then).
 JOBS_INTERVAL_S = 60.0
+#: The Morpheus refit loop checks at least this often whether a refit is due or was requested.
+MORPHEUS_REFIT_CHECK_S = 60.0
 DAY_S = 86400.0
 
 
@@ -59,7 +71,9 @@ class ControlPlane:
 
     def __init__(self, settings: Settings, board: Board, *, source: TelemetrySource, store: HistoryStore,
                  metrics: Metrics, actuator: Actuator | None = None, job_runs: JobRunSource | None = None,
-                 namenode: NameNodeSource | None = None) -> None:
+                 namenode: NameNodeSource | None = None, reservations: ReservationObserver | None = None,
+                 reservation_actuator: ReservationActuator | None = None,
+                 provenance: ProvenanceSource | None = None) -> None:
         h = settings.harvesting
         self.settings = settings
         self.harvesting = HarvestingBoard(board)
@@ -79,9 +93,13 @@ class ControlPlane:
         self.actuator = actuator if h.actuate else None
         self.refit = Refit(store, self.harvesting, metrics, h, self.resolved_nodes)
         st = settings.store
+        m = settings.morpheus
+        self.morpheus = MorpheusBoard(board)
+        self.nudges = NudgeChannel(actuator if m.actuate else None) if m.enabled and m.nudge.enabled else None
         self.guard = GuardTick(self.telemetry.latest, self.nodes, self.harvesting, self.actuator, metrics,
                                guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s),
-                               record=store.append_decisions if st.decision_log_days > 0 else None)
+                               record=store.append_decisions if st.decision_log_days > 0 else None,
+                               nudges=self.nudges)
         no = h.node_ordering
         orderings = PublishNodeOrdering(self.harvesting, self.node_ordering, metrics,
                                         weights=selection_strategy(h).weights,
@@ -91,17 +109,45 @@ class ControlPlane:
         retention = PruneHistory(store, st.retention_days * DAY_S, metrics, raw_retention_s=st.raw_samples_retention_days * DAY_S,
                                  job_runs_retention_s=max(st.retention_days, h.job_length.history_days) * DAY_S,
                                  decisions_retention_s=st.decision_log_days * DAY_S)
+        jobs_every = min(JOBS_INTERVAL_S, m.history.poll_interval_s) if m.enabled else JOBS_INTERVAL_S
         self.loops: list[LoopSpec] = [
             LoopSpec("telemetry", settings.telemetry.poll_interval_s, self.telemetry.tick),
             LoopSpec("refit", min(h.refit_interval_s, REFIT_CHECK_S), self.refit.tick),
             LoopSpec("guard", h.control_period_s, self.guard.tick),
             LoopSpec("node-ordering", h.control_period_s, orderings.tick),
-            *([LoopSpec("jobs", JOBS_INTERVAL_S, self.jobs.tick)] if self.jobs is not None else []),
+            *([LoopSpec("jobs", jobs_every, self.jobs.tick)] if self.jobs is not None else []),
+            *self._morpheus_loops(settings, store, metrics, reservations, reservation_actuator, provenance),
             LoopSpec("retention", st.prune_interval_s, retention.tick),
         ]
         if self.hdfs is not None:
             self.loops += [LoopSpec("hdfs-poll", settings.hdfs.poll_interval_s, self.hdfs.poll),
                            LoopSpec("hdfs-refit", settings.hdfs.refit_interval_s, self.hdfs.refit)]
+
+    def _morpheus_loops(self, settings: Settings, store: HistoryStore, metrics: Metrics,
+                        observer: ReservationObserver | None, actuator: ReservationActuator | None,
+                        provenance: ProvenanceSource | None) -> list[LoopSpec]:
+        """Morpheus's loops (paper 002) when `morpheus.enabled` (resolved by the composition root)."""
+        m = settings.morpheus
+        self.morpheus_refit: MorpheusRefit | None = None
+        self.morpheus_reservations: MorpheusReservations | None = None
+        if not m.enabled:
+            return []
+        self.morpheus.publish_contracts(store.slo_contracts())
+        specs = []
+        if provenance is not None and provenance.sources():
+            keep = max(settings.store.retention_days, m.history.window_days) * DAY_S
+            ingest = IngestProvenance(provenance, store, self.morpheus, metrics, retention_s=keep)
+            specs.append(LoopSpec("morpheus-ingest", m.provenance.poll_interval_s, ingest.tick))
+        self.morpheus_refit = MorpheusRefit(m, store, self.morpheus, metrics)
+        specs.append(LoopSpec("morpheus-refit", min(m.slo.refit_interval_s, MORPHEUS_REFIT_CHECK_S),
+                              self.morpheus_refit.tick))
+        if observer is not None:
+            self.morpheus_reservations = MorpheusReservations(m, self.morpheus, observer, actuator, metrics, self.nudges)
+            if self.nudges is not None:
+                self.nudges.on_outcome = self.morpheus_reservations.on_nudge
+            specs.append(LoopSpec("morpheus-reservations", m.reservations.control_period_s,
+                                  self.morpheus_reservations.tick))
+        return specs
 
     def resolved_nodes(self) -> dict[str, NodeStrategy]:
         """The harvested nodes as of the last poll (tenant and sizes, decisions/strategy.py)."""

@@ -22,6 +22,7 @@ from enum import Enum
 from typing import Iterable, Mapping, Sequence
 
 from harvester.domain import Action, ActionError, ClusterSnapshot, KillContainer
+from harvester.lifecycle import InvalidTransition  # noqa: F401 (raised here; callers catch it from here)
 
 
 class KillPhase(str, Enum):
@@ -40,10 +41,6 @@ TRANSITIONS: Mapping[KillPhase | None, frozenset[KillPhase]] = {
     KillPhase.FAILED: frozenset(),
 }
 TERMINAL = frozenset({KillPhase.GONE, KillPhase.FAILED})
-
-
-class InvalidTransition(Exception):
-    """A kill record was asked to move along an edge the lifecycle does not have."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Generic, Mapping, TypeVar
 
-
-class InvalidTransition(RuntimeError):
-    """A state change the lifecycle table forbids."""
+from harvester.lifecycle import InvalidTransition  # one exception for every lifecycle
 
 
 class AppState(str, Enum):

@@ -14,7 +14,7 @@ import threading
 from typing import Collection, Sequence
 
 from harvester.history.sql import window_select
-from harvester.models.job_history import JobRun
+from harvester.models.job_history import JobRun, RunUsage
 from harvester.models.margins import ClassMargin, MarginModel
 from harvester.models.patterns import Pattern, PatternParams
 from harvester.models.utilization_classes import ClassParams, TenantAssignment, TenantClassModel, UtilizationClass
@@ -126,25 +126,47 @@ class HarvestingSqlMixin:
     def append_job_runs(self, runs: Sequence[JobRun]) -> int:
         if not runs:
             return 0
-        self._write([(
-            "INSERT OR REPLACE INTO job_runs (app_id, job_name, started_at, finished_at, peak_containers, container_seconds) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [(r.app_id, r.job_name, r.started_at, r.finished_at, r.peak_containers, r.container_seconds) for r in runs],
-        )])
+        usage = [r for r in runs if r.usage is not None]
+        self._write([
+            ("INSERT OR REPLACE INTO job_runs (app_id, job_name, started_at, finished_at, peak_containers, "
+             "container_seconds, launched_at, final_status, queue, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             [(r.app_id, r.job_name, r.started_at, r.finished_at, r.peak_containers, r.container_seconds,
+               r.launched_at, r.final_status, r.queue, r.origin) for r in runs]),
+            ("INSERT OR REPLACE INTO job_run_usage (app_id, step_s, origin_t, first_s, last_s, memory_mb, vcores) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?)",
+             [(r.app_id, u.step_s, u.origin, u.first_s, u.last_s, json.dumps(u.memory_mb), json.dumps(u.vcores))
+              for r in usage if (u := r.usage) is not None]),
+        ])
         return len(runs)
 
     def prune_job_runs(self, before: float) -> int:
         with self._lock:
+            self._db.execute("DELETE FROM job_run_usage WHERE app_id IN "
+                             "(SELECT app_id FROM job_runs WHERE finished_at < ?)", (before,))
             return self._db.execute("DELETE FROM job_runs WHERE finished_at < ?", (before,)).rowcount
 
     def job_runs(
-        self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None
+        self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None,
+        with_usage: bool = False,
     ) -> list[JobRun]:
+        cols = ("r.job_name, r.app_id, r.started_at, r.finished_at, r.peak_containers, r.container_seconds, "
+                "r.launched_at, r.final_status, r.queue, r.origin")
+        join = ""
+        if with_usage:
+            cols += ", u.step_s, u.origin_t, u.memory_mb, u.vcores, u.first_s, u.last_s"
+            join = " LEFT JOIN job_run_usage u ON u.app_id = r.app_id"
         query = window_select(
-            "SELECT job_name, app_id, started_at, finished_at, peak_containers, container_seconds FROM job_runs",
-            "finished_at", since=since, until=until, key_col="job_name", keys=job_names, order_by="finished_at, app_id",
+            f"SELECT {cols} FROM job_runs r{join}", "r.finished_at", since=since, until=until, key_col="r.job_name",
+            keys=job_names, order_by="r.finished_at, r.app_id",
         )
         if query is None:
             return []
         with self._lock:
-            return [JobRun(*r) for r in self._db.execute(*query)]
+            rows = self._db.execute(*query).fetchall()
+        return [JobRun(*r[:10], usage=_usage(r[10:]) if with_usage else None) for r in rows]
+
+
+def _usage(r: Sequence) -> RunUsage | None:
+    if r[0] is None:
+        return None
+    return RunUsage(r[0], r[1], tuple(json.loads(r[2])), tuple(json.loads(r[3])), r[4], r[5])

@@ -206,6 +206,60 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE INDEX decision_log_by_app ON decision_log (app_id, at)",
         ),
     ),
+    (
+        6,
+        (
+            # Morpheus (paper 002): job runs keep the AM's launch, final status, queue and where
+            # the row came from (rm, sim, synthesized-demo); a run's skyline as polled while it
+            # ran (§5), as JSON arrays per step; provenance events from the NameNode audit log
+            # or JSONL (§4) with the offset each source was read to (written in one transaction
+            # with the events it produced); SLO sign-off contracts with their status history.
+            "ALTER TABLE job_runs ADD COLUMN launched_at REAL",
+            "ALTER TABLE job_runs ADD COLUMN final_status TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE job_runs ADD COLUMN queue TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE job_runs ADD COLUMN origin TEXT NOT NULL DEFAULT 'rm'",
+            """CREATE TABLE job_run_usage (
+                app_id TEXT PRIMARY KEY,
+                step_s REAL NOT NULL,
+                origin_t REAL NOT NULL,
+                first_s REAL NOT NULL,
+                last_s REAL NOT NULL,
+                memory_mb TEXT NOT NULL,
+                vcores TEXT NOT NULL
+            )""",
+            """CREATE TABLE provenance_accesses (
+                t REAL NOT NULL,
+                access TEXT NOT NULL,
+                path TEXT NOT NULL,
+                run_id TEXT,
+                actor TEXT NOT NULL,
+                op TEXT NOT NULL,
+                source TEXT NOT NULL
+            )""",
+            "CREATE INDEX provenance_accesses_by_time ON provenance_accesses (t)",
+            """CREATE TABLE provenance_runs (
+                run_id TEXT PRIMARY KEY,
+                job TEXT NOT NULL,
+                submitted_at REAL NOT NULL,
+                started_at REAL,
+                finished_at REAL,
+                source TEXT NOT NULL
+            )""",
+            """CREATE TABLE provenance_cursors (
+                source TEXT PRIMARY KEY,
+                path TEXT NOT NULL,
+                file_id TEXT NOT NULL,
+                offset INTEGER NOT NULL,
+                read_at REAL NOT NULL
+            )""",
+            """CREATE TABLE slo_contracts (
+                job TEXT PRIMARY KEY,
+                state TEXT NOT NULL,
+                doc TEXT NOT NULL,
+                updated_at REAL NOT NULL
+            )""",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -21,7 +21,9 @@ from harvester.domain import DecisionRecord, NodeBaseline, NodeSample
 from harvester.models.hdfs_grid_model import GridModel
 from harvester.models.job_history import JobRun
 from harvester.models.margins import MarginModel
+from harvester.models.provenance import FileAccess, ProvenanceCursor, RunRecord
 from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
+from harvester.models.slo_contract import SloContract
 from harvester.models.tenant_slots import TenantSlot
 from harvester.models.utilization_classes import TenantClassModel
 
@@ -62,8 +64,9 @@ class HistoryStore(Protocol):
     def append_job_runs(self, runs: Sequence[JobRun]) -> int: ...
 
     def job_runs(
-        self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None
-    ) -> list[JobRun]: ...
+        self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None,
+        with_usage: bool = False,
+    ) -> list[JobRun]: ...  # with_usage: each run's skyline (JobRun.usage) too (schema version 5)
 
     def prune_job_runs(self, before: float) -> int: ...  # runs that finished before `before`
 
@@ -122,3 +125,22 @@ class HistoryStore(Protocol):
                   loop: str | None = None, limit: int = 50) -> list[DecisionRecord]: ...
 
     def prune_decisions(self, before: float) -> int: ...  # decided before `before`
+
+    # --- Morpheus (schema version 6) ------------------------------------------------------
+    # Job runs carry launch, final status, queue, origin and (append_job_runs) their skyline.
+    # Provenance: accesses and JSONL runs are appended together with the source's cursor in
+    # one transaction; `provenance` reads accesses within [since, until) by time and the runs
+    # submitted in it. SLO contracts are upserted by job, each with its whole status history.
+
+    def append_provenance(self, source: str, accesses: Sequence[FileAccess], runs: Sequence[RunRecord],
+                          cursor: ProvenanceCursor | None, at: float) -> int: ...
+
+    def provenance_cursor(self, source: str) -> ProvenanceCursor | None: ...
+
+    def provenance(self, *, since: float, until: float | None = None) -> tuple[list[FileAccess], list[RunRecord]]: ...
+
+    def prune_provenance(self, before: float) -> int: ...
+
+    def save_slo_contract(self, contract: SloContract) -> int: ...
+
+    def slo_contracts(self) -> dict[str, SloContract]: ...

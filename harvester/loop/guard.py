@@ -36,11 +36,13 @@ from harvester.decisions.arbiter import PushRecord
 from harvester.decisions.class_view import class_states, nodes_per_class
 from harvester.decisions.guard import GuardContext, GuardDecision, NodeView, evaluate
 from harvester.decisions.kills import KillRecord, reconcile, record_failures, record_sent
+from harvester.decisions.nudge import NUDGE_PREFIX, NudgeContext, decide_nudge
 from harvester.decisions.strategy import GuardStrategy
 from harvester.domain import (
     Action, ActionError, ClusterSnapshot, DecisionRecord, KillContainer, Resources, SetNodeCapacity,
 )
 from harvester.loop.harvest_nodes import NodeRegistry
+from harvester.loop.nudge import NudgeChannel
 from harvester.loop.runner import TickResult
 from harvester.observability.metrics import Metrics
 
@@ -71,7 +73,8 @@ class GuardTick:
 
     def __init__(self, latest: Callable[[], ClusterSnapshot | None], registry: NodeRegistry, board: HarvestingBoard,
                  actuator: Actuator | None, metrics: Metrics, strategy: GuardStrategy, *,
-                 record: Callable[[Sequence[DecisionRecord]], int] | None = None) -> None:
+                 record: Callable[[Sequence[DecisionRecord]], int] | None = None,
+                 nudges: NudgeChannel | None = None) -> None:
         self._latest = latest
         self._registry = registry
         self._board = board
@@ -89,6 +92,8 @@ class GuardTick:
         self._dry_kills: frozenset[tuple[str, ...]] = frozenset()  # dry run: kills decided last tick
         self._record_sink = record  # the store's decision log (`harvester explain` without a sidecar)
         self._records: list[DecisionRecord] = []
+        self._nudges = nudges  # Morpheus's queue nudges go out through this tick (decisions/nudge.py)
+        self._sent_capacity: frozenset[str] = frozenset()
         board.publish_guard_status(GuardStatus(self.actuating))
 
     @property
@@ -108,7 +113,7 @@ class GuardTick:
         self._kills, failed = record_failures(self._kills, errors)
         self._finished.extend(failed)
         for e in errors:
-            if isinstance(e.action, SetNodeCapacity):
+            if isinstance(e.action, SetNodeCapacity) and not e.action.stimulus_id.startswith(NUDGE_PREFIX):
                 self._last_pushed.pop(e.action.node_id, None)
             kind, target, detail = _describe(e.action)
             entry = ActionLogEntry(e.time, e.action.stimulus_id, kind, target, detail, e.action.reason, f"failed: {e.error}")
@@ -126,16 +131,50 @@ class GuardTick:
             if age is not None:
                 self._metrics.record_telemetry_age(age)
             stale = age is None or age > s.stale_after_s
+            self._sent_capacity = frozenset()
             if not stale and self._acted_on is not None and snap is not None and snap.time <= self._acted_on:
                 result = TickResult({"acted": False, "why": "no new snapshot", "action_errors": len(errors)})
             else:
                 result = self._decide(now, snap, errors)
+            if self._nudges is not None and self._nudges.pending() is not None:
+                self._nudge(now, snap, stale)
             self._publish_status()
             records, self._records = self._records, []
             if self._record_sink is not None and records:
                 self._metrics.record_rows_written("decision_log", len(records))
                 self._record_sink(records)
             return result
+
+    def _nudge(self, now: float, snap: ClusterSnapshot | None, stale: bool) -> None:
+        """Morpheus's pending nudge, decided from this tick's own data (decisions/nudge.py)."""
+        assert self._nudges is not None
+        reasons, _ = self._nudges.pending()  # type: ignore[misc]
+        self._seq += 1
+        stimulus = f"{NUDGE_PREFIX}{now:.0f}-{self._seq}"
+        ctx = NudgeContext(now, snap, stale, dict(self._last_pushed), self._sent_capacity,
+                           frozenset(k.node_id for k in self._kills.values()), reasons,
+                           self._strategy.stale_after_s, stimulus)
+        decision = decide_nudge(ctx)
+        actuator = self._actuator or self._nudges.actuator
+        if decision.action is None:
+            if decision.done:
+                self._nudges.done(now, None, decision.note)
+            else:
+                self._nudges.deferred(now, decision.note)
+            return
+        if actuator is None:
+            self._nudges.deferred(now, "deferred: nothing actuates node resources (dry run)")
+            return
+        sent = actuator.apply([decision.action], stimulus)
+        if actuator is not self._actuator:
+            actuator.poll_errors()  # a separate nudge actuator: the failure is the missing `sent`
+        _, target, detail = _describe(decision.action)
+        self._log.append(ActionLogEntry(now, stimulus, "nudge", target, detail, decision.action.reason,
+                                        "sent" if sent else "not sent"))
+        if sent:
+            self._nudges.done(now, decision.action.node_id, decision.note)
+        else:
+            self._nudges.deferred(now, f"deferred: the re-post of {target} was not sent")
 
     def _decide(self, now: float, snap: ClusterSnapshot | None, errors: list[ActionError]) -> TickResult:
         if snap is not None:
@@ -187,6 +226,7 @@ class GuardTick:
         for a in sent:
             if isinstance(a, SetNodeCapacity):
                 self._last_pushed[a.node_id] = PushRecord(a.resources, now)
+        self._sent_capacity = frozenset(a.node_id for a in sent if isinstance(a, SetNodeCapacity))
         views = {v.node_id: v for v in decision.nodes}
         apps = {c.container_id: c.app_id for c in snap.containers} if snap is not None and decision.actions else {}
         for a in decision.actions:

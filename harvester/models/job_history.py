@@ -44,8 +44,37 @@ class DemandError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class RunUsage:
+    """A run's skyline as polled from the RM (Morpheus §5's telemetry history): per step of
+    `step_s` from `origin` (its launch, epoch s), the largest memory (MB) and vcores it held at
+    a poll in that step. `first_s` / `last_s` are the first and last poll (seconds after
+    `origin`), so how much of the run the polls saw is known (`coverage`)."""
+
+    step_s: float
+    origin: float
+    memory_mb: tuple[int, ...]
+    vcores: tuple[int, ...]
+    first_s: float
+    last_s: float
+
+    def coverage(self, finished_at: float) -> float:
+        """Share of [origin, finished_at] between the first poll and one step after the last."""
+        span = finished_at - self.origin
+        if span <= 0:
+            return 1.0 if self.memory_mb else 0.0
+        seen = min(span, self.last_s + self.step_s) - max(0.0, self.first_s - self.step_s)
+        return max(0.0, min(1.0, seen / span))
+
+
+@dataclass(frozen=True, slots=True)
 class JobRun:
-    """One finished run of a recurring job (`job_name` is its recurring identity)."""
+    """One finished run of a recurring job (`job_name` is its recurring identity).
+
+    `started_at` is the RM's `startedTime`, which in 3.3.6 is the SUBMIT time; `launched_at`
+    its `launchTime` (the AM's start), None when unknown. `origin` says where the row came from:
+    `rm` (polled), `sim` (the simulator) or `synthesized-demo` (the embedded demo's made-up
+    past, never for a real RM). `usage` is its skyline when it was polled while running.
+    """
 
     job_name: str
     app_id: str
@@ -53,6 +82,11 @@ class JobRun:
     finished_at: float
     peak_containers: int = 0
     container_seconds: float | None = None
+    launched_at: float | None = None
+    final_status: str = ""
+    queue: str = ""
+    origin: str = "rm"
+    usage: RunUsage | None = None
 
     @property
     def duration_s(self) -> float:
@@ -64,6 +98,11 @@ class JobRun:
         if self.container_seconds is not None:
             return self.container_seconds
         return self.duration_s * max(1, self.peak_containers)
+
+    @property
+    def succeeded(self) -> bool:
+        """Finished successfully (an unknown status counts: older rows did not record it)."""
+        return self.final_status in ("", "SUCCEEDED")
 
 
 @dataclass(frozen=True, slots=True)

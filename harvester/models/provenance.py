@@ -186,3 +186,14 @@ def build_graph(accesses: Iterable[FileAccess], runs: Iterable[RunRecord],
     for lst in reads.values():
         lst.sort(key=lambda r: (r[0], r[1] or "", r[2]))
     return ProvenanceGraph({r.run_id: r for r in runs}, writes, reads, read_by_run, written_by_run, sorted(reads))
+
+
+@dataclass(frozen=True, slots=True)
+class ProvenanceCursor:
+    """How far one provenance source was read: `offset` bytes into the file `path` whose
+    identity is `file_id` (device:inode; a new identity means the file was rotated)."""
+
+    source: str
+    path: str
+    file_id: str
+    offset: int

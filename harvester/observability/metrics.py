@@ -168,6 +168,40 @@ class Metrics:
             buckets=_FAST_BUCKETS, registry=r,
         )
 
+        # Morpheus (paper 002: SLOs, skylines, LowCost reservations, DRA)
+        self.morpheus_jobs = Gauge(
+            "harvester_morpheus_jobs",
+            "Recurring jobs of the last refit and plan, by status (actionable, not_actionable = no SLO inferred, "
+            "planned = placed by LowCost, not_planned).", ["status"], registry=r,
+        )
+        self.morpheus_reservations = Gauge(
+            "harvester_morpheus_reservations", "Reservations Harvester manages, by lifecycle state.", ["state"], registry=r,
+        )
+        self.morpheus_reservation_actions = Counter(
+            "harvester_morpheus_reservation_actions_total",
+            "Reservation actions by kind (submit, update, delete) and outcome (sent, refused, failed, dropped, dry_run).",
+            ["action", "outcome"], registry=r,
+        )
+        self.morpheus_dra_grants = Counter(
+            "harvester_morpheus_dra_grants_total", "DRA grants (§7) sent as reservation updates.", registry=r,
+        )
+        self.morpheus_nudges = Counter(
+            "harvester_morpheus_nudges_total",
+            "Queue-capacity nudges by outcome (sent, covered = the guard's own update, deferred).", ["outcome"], registry=r,
+        )
+        self.morpheus_plan_peak = Gauge(
+            "harvester_morpheus_plan_peak_cost", "Peak of LowCost's planned cost c(t) over the LCM (fraction of the plan).",
+            registry=r,
+        )
+        self.morpheus_provenance_events = Counter(
+            "harvester_morpheus_provenance_events_total", "Provenance events (file accesses and runs) ingested, by source.",
+            ["source"], registry=r,
+        )
+        self.morpheus_provenance_problems = Counter(
+            "harvester_morpheus_provenance_problems_total", "Provenance lines that could not be used, by source.",
+            ["source"], registry=r,
+        )
+
     # --- record helpers -------------------------------------------------------------------
 
     def record_tick(self, loop: str, ok: bool, seconds: float, at: float) -> None:
@@ -276,6 +310,29 @@ class Metrics:
         for outcome, n in by_outcome.items():
             if n:
                 self.placement_tasks.labels(outcome).inc(n)
+
+    def record_morpheus_jobs(self, by_status: Mapping[str, int]) -> None:
+        for status, n in by_status.items():
+            self.morpheus_jobs.labels(status).set(n)
+
+    def record_morpheus_reservations(self, by_state: Mapping[str, int], peak_cost: float | None) -> None:
+        self._set_series(self.morpheus_reservations, by_state)
+        if peak_cost is not None:
+            self.morpheus_plan_peak.set(peak_cost)
+
+    def record_reservation_actions(self, by_kind_outcome: Mapping[tuple[str, str], int]) -> None:
+        for (kind, outcome), n in by_kind_outcome.items():
+            self.morpheus_reservation_actions.labels(kind, outcome).inc(n)
+
+    def record_dra_grants(self, n: int) -> None:
+        self.morpheus_dra_grants.inc(n)
+
+    def record_nudge(self, outcome: str) -> None:
+        self.morpheus_nudges.labels(outcome).inc()
+
+    def record_provenance(self, source: str, events: int, problems: int) -> None:
+        self.morpheus_provenance_events.labels(source).inc(events)
+        self.morpheus_provenance_problems.labels(source).inc(problems)
 
     def exposition(self) -> bytes:
         """The registry in Prometheus text format."""

@@ -1,0 +1,173 @@
+"""`harvester slo list|show|accept|override|reject|reset`: Morpheus's SLOs and their sign-off
+(paper 002 §3: "the job owners are given three options: 1) sign-off ... 2) override ... 3) reject").
+
+Talks to the RUNNING sidecar's admin API (advice/morpheus_http.py): `--admin URL`, else the
+settings file's `server.admin_listen` (`--config`; none = the embedded default's).
+- `list`: every recurring job of the last refit — its SLO (period, earliest start a_j,
+  deadline d_j after the period start) or why it has none, its sign-off state, whether LowCost
+  placed it, and its reservation open now (or its next one: the id jobs submit into);
+- `show JOB`: the SLO's numbers and periods, the skyline, the placement and its reason, the
+  contract's and the reservations' status histories;
+- `accept JOB`: sign off the current proposal as is (pinned until decided again);
+- `override JOB --deadline-s S [--earliest-s S] [--period-s S] [--skyline-scale X]`: replace
+  inferred values (the others keep following the inference);
+- `reject JOB [--reason TEXT]`: no reservation for it; `reset JOB`: follow the inference again.
+`--by` names who decided (kept in the history). `--json` prints the documents.
+Exit 0 ok, 1 the sidecar refused or is unreachable (the reason on stderr), 2 bad settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from typing import Any
+
+EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
+DASH = "-"
+COMMANDS = ("accept", "override", "reject", "reset")
+
+
+def _fail(code: int, message: str) -> int:
+    print(f"harvester: {message}", file=sys.stderr)
+    return code
+
+
+def _n(v: Any, fmt: str = ".0f") -> str:
+    return DASH if v is None else format(v, fmt)
+
+
+def _when(t: float | None) -> str:
+    return DASH if t is None else dt.datetime.fromtimestamp(t, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _ms(t: int | None) -> str:
+    return DASH if t is None else _when(t / 1000.0)
+
+
+def render_list(doc: dict[str, Any]) -> str:
+    from harvester.cli_rm import render_table
+    from rm_client.tables import Table
+
+    if doc.get("model_version") is None:
+        return "no SLO model yet: the sidecar has not refitted (morpheus-refit loop)"
+    rows = []
+    for j in doc["jobs"]:
+        res = j["reservation"] or {}
+        rows.append((j["job"], str(j["runs"]) + (f" ({j['synthesized_runs']} synth.)" if j["synthesized_runs"] else ""),
+                     _n(j["period_s"]), _n(j["earliest_s"]), _n(j["deadline_s"]), "yes" if j["actionable"] else "no",
+                     j["contract"]["state"], "yes" if j["planned"] else "no",
+                     res.get("reservation_id") or DASH, res.get("state") or DASH))
+    table = Table(("JOB", "RUNS", "PERIOD_S", "EARLIEST_S", "DEADLINE_S", "ACTIONABLE", "SIGN-OFF", "PLANNED",
+                   "RESERVATION", "STATE"), tuple(rows))
+    lines = [f"SLO model v{doc['model_version']}, fitted {_when(doc['fitted_at'])} UTC", render_table(table)]
+    lines += [f"  {j['job']}: {j['reason']}" for j in doc["jobs"] if not j["actionable"]]
+    lines += [f"  {j['job']}: not planned: {j['plan_reason']}" for j in doc["jobs"]
+              if j["actionable"] and not j["planned"] and j["plan_reason"]]
+    return "\n".join(lines)
+
+
+def render_show(j: dict[str, Any]) -> str:
+    c, sky = j["contract"], j["skyline"]
+    lines = [
+        f"job {j['job']}: {j['runs']} runs" + (f" ({j['synthesized_runs']} synthesized for the demo)" if j["synthesized_runs"] else ""),
+        f"  SLO: {'actionable' if j['actionable'] else 'none'}: {j['reason']}",
+        f"  period {_n(j['period_s'])} s, earliest {_n(j['earliest_s'], '.1f')} s, deadline {_n(j['deadline_s'], '.1f')} s "
+        f"after the period start; CV(T_outRead) {_n(j['cv_out_read'], '.3f')}, slack ratio {_n(j['slack_ratio'], '.2f')}, "
+        f"problematic {j['problematic']}, past periods late {_n(j['violation_rate'], '.0%')}",
+        f"  skyline: {sky['reason']}" + (f"; {sky['steps']} steps, peak {sky['peak_memory_mb']} MB / "
+                                         f"{sky['peak_vcores']} vcores" if sky["steps"] else ""),
+        f"  sign-off: {c['state']}" + (f" by {c['by']}" if c.get("by") else ""),
+    ]
+    lines += [f"    {_when(h['at'])}  {h['state']:<10} {h['reason']}" for h in c.get("history", [])]
+    p = j.get("placement")
+    lines.append(f"  plan: {p['reason']} (terms: {p['terms_from']})" if p else f"  plan: not placed: {j['plan_reason']}")
+    for r in j.get("reservations", []):
+        lines.append(f"  reservation {r['reservation_id'] or '(not submitted)'} [{r['state']}] window "
+                     f"{_ms(r['arrival_ms'])} .. {_ms(r['deadline_ms'])}" + (f"  error: {r['last_error']}" if r["last_error"] else ""))
+        lines += [f"    {_when(h['at'])}  {h['state']:<10} {h['reason']}" for h in r.get("history", [])]
+        lines += [f"    {_when(e['at'])}  {'':<10} {e['event']}" for e in r.get("events", [])]
+    periods = j.get("periods") or []
+    if periods:
+        lines.append("  periods (s after the period start): run, start, end, inputs available, output read, late, missed")
+        lines += [f"    {_when(p['period_start'])}  {p['run_id']}  {_n(p['start'])}  {_n(p['end'])}  {_n(p['in_avail'])}  "
+                  f"{_n(p['out_read'])}  {p['late_start']}  {p['missed_deadline']}" for p in periods]
+    return "\n".join(lines)
+
+
+def _request(method: str, url: str, body: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+    import requests
+
+    resp = requests.request(method, url, json=body, timeout=30)
+    try:
+        doc = resp.json()
+    except ValueError:
+        doc = {"error": resp.text.strip()[:300]}
+    return resp.status_code, doc
+
+
+def _command_body(args: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {"job": args.job, "by": args.by}
+    if args.action == "override":
+        body.update(period_s=args.period_s, earliest_s=args.earliest_s, deadline_s=args.deadline_s,
+                    skyline_scale=args.skyline_scale, note=args.note)
+    elif args.action == "reject":
+        body["reason"] = args.reason
+    elif args.action == "accept":
+        body["note"] = args.note
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def cmd_slo(args: argparse.Namespace) -> int:
+    from harvester.cli_tenants import _admin_base
+    from harvester.config import ConfigError, load_settings
+
+    try:
+        settings = load_settings(args.config)
+    except ConfigError as exc:
+        return _fail(EXIT_CONFIG, f"config error: {exc}")
+    base = _admin_base(args, settings.server.admin_listen) + "/v1/morpheus"
+    if args.action in ("show", *COMMANDS) and not args.job:
+        return _fail(EXIT_CONFIG, f"slo {args.action} needs a JOB")
+    try:
+        if args.action == "list":
+            status, doc = _request("GET", f"{base}/slos")
+        elif args.action == "show":
+            import urllib.parse
+
+            status, doc = _request("GET", f"{base}/slo?job={urllib.parse.quote(args.job)}")
+        else:
+            status, doc = _request("POST", f"{base}/slo/{args.action}", _command_body(args))
+    except OSError as exc:  # requests' connection errors are OSErrors
+        return _fail(EXIT_FAILURE, f"cannot reach the running sidecar at {base}: {exc}")
+    if status == 404 and args.action == "list":
+        return _fail(EXIT_FAILURE, "the sidecar has no Morpheus routes: set morpheus.enabled: true")
+    if status != 200:
+        return _fail(EXIT_FAILURE, f"{args.action} {args.job or ''}: HTTP {status}: {doc.get('error', doc)}")
+    if args.json:
+        print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
+    elif args.action == "list":
+        print(render_list(doc))
+    elif args.action == "show":
+        print(render_show(doc))
+    else:
+        print(f"{doc['job']}: {doc['state']} ({doc['reason']})")
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("slo", help="Morpheus SLOs of recurring jobs: list, show, accept, override, reject, reset")
+    p.add_argument("action", choices=("list", "show", *COMMANDS), help="what to do")
+    p.add_argument("job", nargs="?", default=None, help="the recurring job (show, accept, override, reject, reset)")
+    p.add_argument("--config", default=None, help="settings file naming the admin address (default: the embedded default)")
+    p.add_argument("--admin", default=None, help="the running sidecar's admin API, e.g. http://127.0.0.1:9464")
+    p.add_argument("--by", default=None, help="who decides (kept in the sign-off history)")
+    p.add_argument("--note", default=None, help="accept / override: a note kept in the history")
+    p.add_argument("--reason", default=None, help="reject: why")
+    p.add_argument("--period-s", type=float, default=None, help="override: the period (s)")
+    p.add_argument("--earliest-s", type=float, default=None, help="override: earliest start after the period start (s)")
+    p.add_argument("--deadline-s", type=float, default=None, help="override: deadline after the period start (s)")
+    p.add_argument("--skyline-scale", type=float, default=None, help="override: multiply the skyline (e.g. 10 for 10x data)")
+    p.add_argument("--json", action="store_true", help="print the JSON document")
+    p.set_defaults(func=cmd_slo)

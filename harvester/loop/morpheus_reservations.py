@@ -1,0 +1,279 @@
+"""Tick of Morpheus's reservation loop (paper 002 §6-§8; scenarios/recurring-reservation*):
+LowCost's plan, the RM's reservations, DRA and nudges, every `morpheus.reservations.control_period_s`.
+
+One tick, in order:
+1. Plan (§6, incremental): each job's terms (models/slo_contract.effective_terms: accepted,
+   overridden, or the proposal) become a LowCost request (decisions/reservation_schedule);
+   new jobs and jobs whose terms changed are placed by `lowcost` in the plan (name order), jobs
+   whose terms are gone are removed; every other placement stays where it is. The plan's
+   capacity is the plan queue's (× `plan.capacity_fraction`), read when the model changes.
+2. Reconcile with the RM's reservation list (decisions/reservation_reconcile): adoption,
+   confirmation, the window's states, drift, loss, clean-up, and the renewal of the windows
+   that open within `renew_lead_s` (one-off mode) or the job's recurring reservation.
+3. DRA (§7, one-off mode): for open windows, the running apps' demand against the reservation
+   (decisions/reprovisioning); grants are reservation updates.
+4. With `actuate`, the actions go to the reservation actuator once; their results are folded
+   into the records (a DRA grant's extra containers stay in the plan only if it was sent).
+5. Nudges: every activation, stage boundary and window end of a reservation the RM holds that
+   passed since the last tick (plus `settle_s`), each update sent and each adopted open window
+   is asked of the guard (loop/nudge.NudgeChannel; decisions/nudge.py says why).
+6. The plan, the records with their status histories, grants, nudges and the recent actions
+   with their fate are published on the board (board/morpheus.py).
+The ports are small so the simulator can tick this very object: a `ReservationObserver`
+(list, plan capacity, demands) and a `ReservationActuator` (apply → results).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, deque
+from typing import Mapping, Protocol, Sequence
+
+from harvester.board.morpheus import ActionEntry, GrantEntry, MorpheusBoard, MorpheusModel, PlannedEntry, ReservationsView
+from harvester.config_morpheus import MorpheusSettings
+from harvester.decisions.nudge import NudgeOutcome
+from harvester.decisions.reprovisioning import DraContext, DraParams, JobDemand, decide_reprovisioning
+from harvester.decisions.reservation_actions import (
+    DeleteReservation, Outcome, ReservationAction, ReservationResult, SubmitReservation, UpdateReservation,
+)
+from harvester.decisions.reservation_lifecycle import ManagedReservation, ReservationState
+from harvester.decisions.reservation_packing import lowcost
+from harvester.decisions.reservation_plan import Plan, PlanError, empty_plan
+from harvester.decisions.reservation_reconcile import Listed, ReconcileParams, fold, reconcile
+from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, due_nudges, request_for
+from harvester.domain import Resources
+from harvester.loop.nudge import NudgeChannel
+from harvester.loop.runner import TickResult
+from harvester.models.slo_contract import SloContract, Terms, effective_terms
+from harvester.observability.metrics import Metrics
+
+ACTIONS_KEPT = 200
+GRANTS_KEPT = 100
+
+
+class ReservationObserver(Protocol):
+    """What the loop reads (live: telemetry/rm_reservations.RMReservationView). Each method
+    raises TelemetryError when the cluster cannot be read."""
+
+    def list(self, queue: str) -> list[Listed]: ...
+
+    def plan_capacity(self, queue: str) -> Resources: ...
+
+    def demands(self) -> Mapping[str, JobDemand]: ...
+
+
+class ReservationActuator(Protocol):
+    """What the loop writes (live: actuators/reservations.RMReservationActuator): every action
+    gets a `ReservationResult`; nothing raises."""
+
+    def apply(self, actions: Sequence[ReservationAction], request_id: str) -> list[ReservationResult]: ...
+
+
+def _kind(a: ReservationAction) -> str:
+    return {SubmitReservation: "submit", UpdateReservation: "update", DeleteReservation: "delete"}.get(type(a), "other")
+
+
+class MorpheusReservations:
+    """`tick(now)`: one reservation-loop period (module docstring)."""
+
+    def __init__(self, settings: MorpheusSettings, board: MorpheusBoard, observer: ReservationObserver,
+                 actuator: ReservationActuator | None, metrics: Metrics, nudges: NudgeChannel | None = None) -> None:
+        self._s = settings
+        self._board = board
+        self._observer = observer
+        self._actuator = actuator if settings.actuate else None
+        self._metrics = metrics
+        self._nudges = nudges
+        self._lock = threading.Lock()
+        self._plan: Plan | None = None
+        self._model_version: int | None = None
+        self._planned: dict[str, PlannedEntry] = {}
+        self._not_planned: dict[str, str] = {}
+        self._grants: dict[str, float] = {}         # grant placement id → until
+        self._grant_log: deque[GrantEntry] = deque(maxlen=GRANTS_KEPT)
+        self._records: dict[str, ManagedReservation] = {}
+        self._actions: deque[ActionEntry] = deque(maxlen=ACTIONS_KEPT)
+        self._nudge_log: deque[NudgeOutcome] = deque(maxlen=50)
+        self._checked: float | None = None
+        self._seq = 0
+        self._container = Resources(settings.plan.container_memory_mb, settings.plan.container_vcores)
+        self._params = ReconcileParams(settings.reservations.name_prefix, settings.queue,
+                                       settings.reservations.confirm_grace_s, settings.reservations.delete_ended_after_s,
+                                       settings.reservations.correct_drift)
+
+    def on_nudge(self, outcome: NudgeOutcome) -> None:
+        """NudgeChannel callback (from the guard's thread): kept for the next publication."""
+        self._nudge_log.append(outcome)
+        self._metrics.record_nudge(("covered" if outcome.node_id is None else "sent") if outcome.done else "deferred")
+
+    def tick(self, now: float) -> TickResult:
+        with self._lock:
+            model = self._board.model()
+            if model is None:
+                self._publish(now, ("no SLO / skyline model yet (the refit loop publishes it)",), None)
+                return TickResult({"planned": 0, "why": "no model yet"})
+            self._seq += 1
+            stimulus = f"morpheus-{now:.0f}-{self._seq}"
+            self._replan(now, model, self._board.contracts())
+            listed = self._observer.list(self._s.queue)
+            r = self._s.reservations
+            desired, problems = desired_windows(now, [PlannedJob(e.job, e.terms, e.placement) for e in self._planned.values()],
+                                                step_s=self._s.step_s, lead_s=r.renew_lead_s, min_lead_s=r.min_lead_s,
+                                                recurring=r.mode == "recurring", prefix=r.name_prefix)
+            rec = reconcile(now, self._records, listed, desired, self._params, stimulus)
+            actions = list(rec.actions)
+            grants = self._dra(now, rec.records, stimulus)
+            actions += [g.action for g in grants]
+            results = self._apply(actions, stimulus, now)
+            self._records, updated = fold(rec.records, results, now)
+            self._admit_grants(now, grants, results)
+            self._nudge(now, rec.nudges + updated)
+            self._publish(now, tuple(problems), now)
+            states = Counter(rec.state.value for rec in self._records.values())
+            return TickResult({"planned": len(self._planned), "not_planned": len(self._not_planned),
+                               "listed": len(listed), "actions": len(actions), "grants": len(grants),
+                               **{f"state_{k.lower()}": v for k, v in sorted(states.items())}, **rec.counts})
+
+    # --- 1. the plan ----------------------------------------------------------------------
+
+    def _replan(self, now: float, model: MorpheusModel, contracts: Mapping[str, SloContract]) -> None:
+        p = self._s.plan
+        lcm_steps = int(round(self._s.lcm_s / self._s.step_s))
+        if self._plan is None or model.version != self._model_version:
+            cap = self._observer.plan_capacity(self._s.queue)
+            cap = Resources(int(cap.memory_mb * p.capacity_fraction), int(cap.vcores * p.capacity_fraction))
+            if self._plan is None or (int(self._plan.capacity[0, 0]), int(self._plan.capacity[1, 0])) != (cap.memory_mb, cap.vcores):
+                self._plan = self._rebuilt(empty_plan(cap, lcm_steps, self._s.step_s))
+            self._model_version = model.version
+        assert self._plan is not None
+        self._expire_grants(now)
+        wanted: dict[str, tuple[Terms | None, str]] = {}
+        for jm in model.jobs:
+            wanted[jm.job] = effective_terms(jm.proposal, contracts.get(jm.job), self._s.slo.require_sign_off)
+        for job, c in contracts.items():
+            if job not in wanted:
+                wanted[job] = effective_terms(None, c, self._s.slo.require_sign_off)
+        for job in list(self._planned):
+            terms = wanted.get(job, (None, "no longer in the model"))[0]
+            if terms != self._planned[job].terms:
+                self._plan = self._plan.remove(job)
+                del self._planned[job]
+        self._not_planned = {}
+        for job in sorted(wanted):
+            terms, why = wanted[job]
+            if job in self._planned:
+                continue
+            if terms is None:
+                self._not_planned[job] = why
+                continue
+            try:
+                req = request_for(job, terms, self._container, self._s.step_s, p.gang, lcm_steps)
+                decision = lowcost(self._plan, req, self._s.packing_params())
+            except PlanError as exc:
+                self._not_planned[job] = str(exc)
+                continue
+            if not decision.accepted or decision.placement is None:
+                self._not_planned[job] = decision.reason
+                continue
+            self._plan = self._plan.add(decision.placement)
+            self._planned[job] = PlannedEntry(job, terms, decision.placement, why)
+        statuses = Counter("actionable" if j.proposal.actionable else "not_actionable" for j in model.jobs)
+        self._metrics.record_morpheus_jobs({"actionable": statuses["actionable"], "not_actionable": statuses["not_actionable"],
+                                            "planned": len(self._planned), "not_planned": len(self._not_planned)})
+
+    def _rebuilt(self, plan: Plan) -> Plan:
+        """The admitted placements on a plan of another capacity; those that no longer fit are
+        dropped (and placed again as new jobs, with LowCost's reason)."""
+        for job, e in list(self._planned.items()):
+            try:
+                plan = plan.add(e.placement)
+            except PlanError:
+                del self._planned[job]
+        if self._plan is not None:
+            for gid in list(self._grants):
+                placement = self._plan.placements.get(gid)
+                try:
+                    plan = plan.add(placement) if placement is not None else plan
+                except PlanError:
+                    self._grants.pop(gid)
+        return plan
+
+    def _expire_grants(self, now: float) -> None:
+        assert self._plan is not None
+        for gid, until in list(self._grants.items()):
+            if until <= now:
+                if gid in self._plan.placements:
+                    self._plan = self._plan.remove(gid)
+                del self._grants[gid]
+
+    # --- 3. DRA ----------------------------------------------------------------------------
+
+    def _dra(self, now: float, records: Mapping[str, ManagedReservation], stimulus: str) -> list:  # type: ignore[type-arg]
+        d = self._s.dra
+        if not d.enabled or self._s.reservations.mode != "one_off" or self._plan is None:
+            return []
+        active = [r for r in records.values() if r.state is ReservationState.ACTIVE and r.reservation_id]
+        if not active:
+            return []
+        demands = self._observer.demands()
+        decision = decide_reprovisioning(DraContext(
+            now, now, active, demands, self._plan, self._s.slo.grid_origin_s, self._container,
+            DraParams(d.rho, d.recent_window_s, d.grant_s), stimulus))
+        return list(decision.grants)
+
+    def _admit_grants(self, now: float, grants: list, results: list[ReservationResult]) -> None:  # type: ignore[type-arg]
+        sent = {id(res.action) for res in results if res.outcome is Outcome.SENT}
+        fates = {id(res.action): res.outcome.value for res in results}
+        for g in grants:
+            fate = fates.get(id(g.action), "dry_run")
+            self._grant_log.append(GrantEntry(now, g.key, g.job, g.level, g.until, g.action.reason, fate))
+            if id(g.action) in sent and self._plan is not None:
+                try:
+                    self._plan = self._plan.add(g.placement)
+                    self._grants[g.placement.job_id] = g.until
+                except PlanError:
+                    pass  # the plan changed under it (cannot happen in one tick); the RM holds the grant anyway
+        self._metrics.record_dra_grants(sum(1 for g in grants if id(g.action) in sent))
+
+    # --- 4. actuation ----------------------------------------------------------------------
+
+    def _apply(self, actions: list[ReservationAction], stimulus: str, now: float) -> list[ReservationResult]:
+        if not actions:
+            return []
+        results = self._actuator.apply(actions, stimulus) if self._actuator is not None else []
+        fates = {id(res.action): res for res in results}
+        counts: Counter[tuple[str, str]] = Counter()
+        for a in actions:
+            res = fates.get(id(a))
+            fate = "dry_run" if res is None else res.outcome.value
+            counts[(_kind(a), fate)] += 1
+            detail = "" if res is None or not res.error else f": {res.error}"
+            rid = f" ({res.reservation_id})" if res is not None and res.reservation_id else ""
+            self._actions.append(ActionEntry(now, _kind(a), a.key + rid, a.reason, fate + detail))
+        self._metrics.record_reservation_actions(counts)
+        return results
+
+    # --- 5. nudges ----------------------------------------------------------------------------
+
+    def _nudge(self, now: float, extra: list[str]) -> None:
+        n = self._s.nudge
+        settle = n.settle_s
+        lo = now - settle if self._checked is None else self._checked - settle
+        reasons = extra + due_nudges(self._records.values(), lo, now - settle)
+        self._checked = now
+        if n.enabled and self._nudges is not None and reasons and self._actuator is not None:
+            self._nudges.request(reasons, now)
+
+    # --- 6. publication -----------------------------------------------------------------------
+
+    def _publish(self, now: float, problems: tuple[str, ...], listed_at: float | None) -> None:
+        plan = self._plan
+        peak = float(plan.cost().max()) if plan is not None else None
+        records = tuple(sorted(self._records.values(), key=lambda r: (r.spec.arrival_ms, r.key)))
+        self._board.publish_reservations(ReservationsView(
+            at=now, mode=self._s.reservations.mode, actuate=self._actuator is not None,
+            planned=tuple(self._planned.values()), not_planned=dict(self._not_planned), records=records,
+            grants=tuple(self._grant_log), nudges=tuple(self._nudge_log),
+            plan_capacity=None if plan is None else (int(plan.capacity[0, 0]), int(plan.capacity[1, 0])),
+            plan_peak_cost=peak, listed_at=listed_at, problems=problems, actions=tuple(self._actions)))
+        self._metrics.record_morpheus_reservations(Counter(r.state.value for r in records), peak)
