@@ -98,10 +98,11 @@ def reconcile(now: float, records: Mapping[str, ManagedReservation], listed: Seq
                             if not (r.terminal and now - r.lifecycle.since > TERMINAL_KEPT_S)})
     by_id = {entry.reservation_id: entry for entry in listed}
     known = {r.reservation_id for r in t.records.values() if r.reservation_id}
+    held = list(t.records.items())  # adopted ones were decided on in `_adopt`
     for entry in listed:
         if entry.reservation_id not in known and parse_name(params.prefix, entry.name) is not None:
             _adopt(t, entry, desired, stimulus_id)
-    for key, r in list(t.records.items()):
+    for key, r in held:
         if not r.terminal:
             t.records[key] = _one(t, r, by_id.get(r.reservation_id or ""), desired.get(key), stimulus_id)
     for key, d in desired.items():
@@ -110,6 +111,8 @@ def reconcile(now: float, records: Mapping[str, ManagedReservation], listed: Seq
             continue  # held, or the RM refused this very window: not asked again
         if not d.submittable:
             continue
+        if r is not None:  # a lost / deleted / withdrawn one is kept beside the new one, for its history
+            t.records[f"{key}~{r.reservation_id or int(r.lifecycle.since)}"] = r
         t.records[key] = new_record(key, d.job, d.period_start_ms, d.spec, S.PLANNED, now,
                                     f"planned: window {d.spec.arrival_ms}..{d.spec.deadline_ms} ms")
         t.act(SubmitReservation(key=key, as_of=now, queue=params.queue, spec=d.spec, stimulus_id=stimulus_id,
@@ -129,9 +132,7 @@ def _adopt(t: _Tick, entry: Listed, desired: Mapping[str, Desired], stimulus_id:
     if wanted and (held is None or held.terminal):
         r = new_record(key, job, start if start is not None else entry.spec.arrival_ms, entry.spec, state, t.now,
                        "adopted from the RM's list (ours by name, unknown to this run)", entry.reservation_id)
-        if key in desired and not entry.spec.equivalent(desired[key].spec):
-            r = replace(r, base=desired[key].spec)
-        t.records[key] = r
+        t.records[key] = r  # a plan that differs is applied by the next tick's re-plan update
         t.count("adopted")
         if state is S.ACTIVE:
             t.nudges.append(f"adopted open window {entry.reservation_id}: its queue's capacity may be stale")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Sequence
 
 import numpy as np
 
@@ -87,14 +88,15 @@ def schedule_recurring(w: Workload, start: float, *, seed: int = 0) -> None:
         w.at(at, submit)
 
 
-def recurring_history(end: float, *, periods: int = 12, seed: int = 0) -> tuple[list[JobRun], list[FileAccess]]:
+def recurring_history(end: float, *, periods: int = 12, seed: int = 0, jobs: Sequence[RecurringJob] = DEMO_JOBS,
+                      origin: str = "synthesized-demo") -> tuple[list[JobRun], list[FileAccess]]:
     """SYNTHESIZED DEMO HISTORY: the runs and provenance of the `periods` whole periods of every
-    demo job that ended before `end` (module docstring)."""
+    job (the demo's by default) that ended before `end` (module docstring)."""
     rng = np.random.default_rng(seed + 13)
     runs: list[JobRun] = []
     events: list[FileAccess] = []
     seq = 0
-    for job in DEMO_JOBS:
+    for job in jobs:
         last = math.floor(end / job.period_s) * job.period_s - job.period_s
         for k in range(periods, 0, -1):
             ps = last - (k - 1) * job.period_s
@@ -112,7 +114,7 @@ def recurring_history(end: float, *, periods: int = 12, seed: int = 0) -> tuple[
             vc = tuple((job.maps + 1) * MAP.vcores for _ in range(steps))
             usage = RunUsage(STEP_S, launch, mem, vc, 0.0, finish - launch)
             runs.append(JobRun(job.name, app, submit, finish, job.maps + 1, launched_at=launch,
-                               final_status="SUCCEEDED", queue="root.default", origin="synthesized-demo", usage=usage))
+                               final_status="SUCCEEDED", queue="root.default", origin=origin, usage=usage))
             stamp = f"{datetime.fromtimestamp(ps, timezone.utc):%Y%m%dT%H%M}"
             src, out = f"/demo/{job.name}/in/{stamp}", f"/demo/{job.name}/out/{stamp}"
             attempt = f"mr_attempt_{HISTORY_APP_TS}_{seq:04d}_m_000000_0"

@@ -1,0 +1,96 @@
+"""Renewal timing, the pinned definitions, LowCost requests from terms, and nudge boundaries
+(decisions/reservation_schedule.py, decisions/reservation_actions.py)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harvester.decisions.reservation_actions import R_ORDER_NO_GAP, SpecStage, spec_from_steps
+from harvester.decisions.reservation_lifecycle import ReservationState, new_record
+from harvester.decisions.reservation_plan import Placement, PlanError, Stage
+from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, due_nudges, request_for
+from harvester.domain import Resources
+from harvester.models.slo_contract import Terms
+
+C = Resources(1024, 1)
+T = Terms(600.0, 30.0, 480.0, 0.0, 60.0, (4096, 4096, 8192), (4, 4, 8))
+JOB = PlannedJob("etl", T, Placement("etl", C, 10, 2, (4, 4, 8)))  # offset 120 s, 180 s long
+
+
+def test_the_recorded_definition_is_what_we_pin() -> None:
+    """scenarios/recurring-reservation: 2 x <1024,1> gang 2 for 180 s then 4 x for 120 s, R_ORDER_NO_GAP,
+    the window exactly their sum."""
+    spec = spec_from_steps("n", 1_795_504_820_000, (2, 2, 2, 4, 4), 60_000, C, recurrence_ms=600_000)
+    assert spec.stages == (SpecStage(C, 2, 2, 180_000), SpecStage(C, 4, 4, 120_000))
+    assert spec.interpreter == R_ORDER_NO_GAP == 3 and spec.deadline_ms - spec.arrival_ms == 300_000
+    assert [spec.containers_at(spec.arrival_ms + x) for x in (-1, 0, 179_999, 180_000, 299_999, 300_000)] == [0, 2, 2, 4, 4, 0]
+    assert spec.containers_at(spec.arrival_ms + 600_000 + 200_000) == 4, "every period"
+    with pytest.raises(ValueError, match="no holes"):
+        spec_from_steps("n", 0, (2, 0, 2), 60_000, C)
+
+
+@given(alloc=st.lists(st.integers(1, 20), min_size=1, max_size=30), arrival=st.integers(0, 10**12))
+def test_per_step_round_trips(alloc: list[int], arrival: int) -> None:
+    spec = spec_from_steps("n", arrival, alloc, 60_000, C)
+    assert spec.per_step(60_000) == alloc
+    assert all(s.gang == s.containers for s in spec.stages), "each stage all at once: the agent has no choice"
+
+
+@pytest.mark.parametrize(("now", "lead", "wanted"), [
+    (0.0, 720.0, [(0, True), (600_000, True)]),          # window [120 s, 300 s) and the next at 720 s: both within the lead
+    (115.0, 60.0, [(0, True)]),                          # opens in 5 s: still submittable (min lead 5 s)
+    (116.0, 60.0, [(0, False)]),                         # opens in 4 s: wanted, no longer submitted
+    (200.0, 600.0, [(0, False), (600_000, True)]),       # open now: wanted (never disturbed), the next one ahead
+    (300.0, 100.0, []),                                  # over; the next opens at 720 s, beyond the lead
+    (620.0, 100.0, [(600_000, True)]),
+])
+def test_renewal_timing(now: float, lead: float, wanted: list[tuple[int, bool]]) -> None:
+    desired, problems = desired_windows(now, [JOB], step_s=60.0, lead_s=lead, min_lead_s=5.0, recurring=False,
+                                        prefix="hv")
+    assert problems == []
+    assert [(d.period_start_ms, d.submittable) for d in desired.values()] == wanted
+    for d in desired.values():
+        assert d.key == f"etl@{d.period_start_ms}" and d.spec.name == f"hv|etl|{d.period_start_ms}"
+        assert d.spec.arrival_ms == d.period_start_ms + 120_000 and d.spec.per_step(60_000) == [4, 4, 8]
+
+
+def test_recurring_mode_wants_one_reservation_per_job_at_the_next_window() -> None:
+    desired, _ = desired_windows(200.0, [JOB], step_s=60.0, lead_s=60.0, min_lead_s=5.0, recurring=True, prefix="hv")
+    (d,) = desired.values()
+    assert d.key == "etl@recurring" and d.spec.recurrence_ms == 600_000 and d.spec.arrival_ms == 720_000
+    odd = PlannedJob("odd", Terms(420.0 * 60, 0.0, 600.0, 0.0, 60.0, (1024,), (1,)), Placement("odd", C, 420, 0, (1,)))
+    desired, problems = desired_windows(0.0, [odd], step_s=60.0, lead_s=60.0, min_lead_s=5.0, recurring=True, prefix="hv")
+    assert desired == {} and "does not divide a day" in problems[0]
+
+
+@pytest.mark.parametrize(("terms", "earliest", "deadline", "stages"), [
+    (T, 1, 7, (Stage(4, 2), Stage(8, 1))),                                             # ⌈30/60⌉, ⌊480/60⌋ − 1
+    (Terms(600.0, 0.0, 300.0, 0.0, 60.0, (1500, 1500), (1, 1)), 0, 4, (Stage(2, 2),)),  # 1500 MB = 2 containers
+    (Terms(600.0, 630.0, 1000.0, 0.0, 60.0, (1024,), (1,)), 1, 5, (Stage(1, 1),)),      # inputs a period late: shifted
+])
+def test_requests_from_terms(terms: Terms, earliest: int, deadline: int, stages: tuple[Stage, ...]) -> None:
+    req = request_for("j", terms, C, 60.0, 1, 1440)
+    assert (req.earliest, req.deadline, req.stages, req.period_steps) == (earliest, deadline, stages, 10)
+
+
+@pytest.mark.parametrize(("terms", "message"), [
+    (Terms(3480.0, 0.0, 300.0, 0.0, 60.0, (1024,), (1,)), "does not divide"),  # 58 minutes
+    (Terms(600.0, 0.0, 300.0, 0.0, 30.0, (1024,), (1,)), "differs from the plan step"),
+    (Terms(600.0, 0.0, 300.0, 0.0, 60.0, (0, 0), (0, 0)), "reserves nothing"),
+])
+def test_requests_that_cannot_be_made(terms: Terms, message: str) -> None:
+    with pytest.raises(PlanError, match=message):
+        request_for("j", terms, C, 60.0, 1, 1440)
+
+
+def test_nudges_are_due_at_activation_each_stage_boundary_and_the_end_of_held_reservations() -> None:
+    spec = spec_from_steps("n", 120_000, (4, 4, 8), 60_000, C)
+    held = new_record("k", "etl", 0, spec, ReservationState.SCHEDULED, 0.0, "listed")
+    planned = new_record("p", "etl", 0, spec, ReservationState.PLANNED, 0.0, "planned")
+    reasons = due_nudges([held, planned], 100.0, 400.0)
+    assert reasons == ["activation of k at 120.0", "stage 1->2 of k at 240.0", "window end of k at 300.0"]
+    assert due_nudges([held], 121.0, 239.0) == [], "nothing changes inside a stage"
+    rec = spec_from_steps("n", 120_000, (4, 8), 60_000, C, recurrence_ms=600_000)
+    assert [t for t, _ in rec.boundaries(650_000, 1_400_000)] == [720_000, 780_000, 840_000, 1_320_000, 1_380_000]
