@@ -42,11 +42,11 @@ class NameRule(_Section):
         return v
 
 
-#: Dates (2026-11-24, 20261124, with an optional time 07:10, T0710, _071000) and long numbers
-#: (epoch seconds / milliseconds) are what changes between runs of one recurring job.
+#: Long numbers (epoch seconds / milliseconds) and dates (2026-11-24, 20261124, with an optional
+#: time 07:10, T0710, _071000) are what changes between runs of one recurring job.
 DEFAULT_NAME_RULES = (
-    NameRule(pattern=r"[-_.]?\d{4}-?\d{2}-?\d{2}(?:[T_.-]?\d{2}:?\d{2}(?::?\d{2})?)?", replace=""),
-    NameRule(pattern=r"[-_.]?\d{10,13}\b", replace=""),
+    NameRule(pattern=r"[-_.]?(?<!\d)\d{10,13}(?!\d)", replace=""),
+    NameRule(pattern=r"[-_.]?(?<!\d)\d{4}-?\d{2}-?\d{2}(?:[T_.-]?\d{2}:?\d{2}(?::?\d{2})?)?(?!\d)", replace=""),
 )
 
 
