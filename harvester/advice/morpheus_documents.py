@@ -137,6 +137,7 @@ def reservations_doc(view: ReservationsView) -> dict[str, Any]:
                  "not_placed": dict(view.not_planned)},
         "reservations": [record_doc(r) for r in view.records],
         "grants": [asdict(g) for g in view.grants],
+        "dra_not_now": dict(view.dra_skipped),
         "nudges": [asdict(n) for n in view.nudges],
         "actions": [asdict(a) for a in view.actions],
         "problems": list(view.problems),

@@ -32,6 +32,7 @@ from harvester.advice.slo_advisor import slo_advisor_service
 from harvester.board.morpheus import MorpheusBoard
 from harvester.config_morpheus import MorpheusSettings
 from harvester.history.store import HistoryStore
+from harvester.lifecycle import InvalidTransition
 from harvester.models.slo_contract import Override, SignOffError, SloContract, accept, new_contract, override, reject, reset
 from harvester.observability.metrics import Metrics
 
@@ -135,7 +136,7 @@ def morpheus_faces(m: MorpheusSettings, board: MorpheusBoard, store: HistoryStor
                 c = sign_off.apply(name, _body(req))
             except LookupError as exc:
                 return Response.json(404, {"error": str(exc)})
-            except (SignOffError, ValueError) as exc:
+            except (SignOffError, ValueError, InvalidTransition) as exc:
                 return Response.json(400, {"error": str(exc)})
             last = c.lifecycle.history[-1]
             return Response.json(200, {"job": c.job, "state": c.state.value, "at": last.at, "reason": last.reason})

@@ -96,6 +96,7 @@ class ReservationsView:
     listed_at: float | None = None
     problems: tuple[str, ...] = ()
     actions: tuple[ActionEntry, ...] = ()
+    dra_skipped: Mapping[str, str] = field(default_factory=dict)   # open reservation → why no grant now
 
     def current(self, job: str, now: float) -> ManagedReservation | None:
         """The job's reservation whose window is open at `now`, else its next one."""

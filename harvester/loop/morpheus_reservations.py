@@ -95,6 +95,7 @@ class MorpheusReservations:
         self._actions: deque[ActionEntry] = deque(maxlen=ACTIONS_KEPT)
         self._nudge_log: deque[NudgeOutcome] = deque(maxlen=50)
         self._checked: float | None = None
+        self._dra_skipped: dict[str, str] = {}
         self._seq = 0
         self._container = Resources(settings.plan.container_memory_mb, settings.plan.container_vcores)
         self._params = ReconcileParams(settings.reservations.name_prefix, settings.queue,
@@ -210,6 +211,7 @@ class MorpheusReservations:
 
     def _dra(self, now: float, records: Mapping[str, ManagedReservation], stimulus: str) -> list:  # type: ignore[type-arg]
         d = self._s.dra
+        self._dra_skipped = {}
         if not d.enabled or self._s.reservations.mode != "one_off" or self._plan is None:
             return []
         active = [r for r in records.values() if r.state is ReservationState.ACTIVE and r.reservation_id]
@@ -219,6 +221,7 @@ class MorpheusReservations:
         decision = decide_reprovisioning(DraContext(
             now, now, active, demands, self._plan, self._s.slo.grid_origin_s, self._container,
             DraParams(d.rho, d.recent_window_s, d.grant_s), stimulus))
+        self._dra_skipped = dict(decision.skipped)
         return list(decision.grants)
 
     def _admit_grants(self, now: float, grants: list, results: list[ReservationResult]) -> None:  # type: ignore[type-arg]
@@ -275,5 +278,6 @@ class MorpheusReservations:
             planned=tuple(self._planned.values()), not_planned=dict(self._not_planned), records=records,
             grants=tuple(self._grant_log), nudges=tuple(self._nudge_log),
             plan_capacity=None if plan is None else (int(plan.capacity[0, 0]), int(plan.capacity[1, 0])),
-            plan_peak_cost=peak, listed_at=listed_at, problems=problems, actions=tuple(self._actions)))
+            plan_peak_cost=peak, listed_at=listed_at, problems=problems, actions=tuple(self._actions),
+            dra_skipped=dict(self._dra_skipped)))
         self._metrics.record_morpheus_reservations(Counter(r.state.value for r in records), peak)

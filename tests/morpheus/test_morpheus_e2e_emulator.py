@@ -10,67 +10,13 @@ defect the one-off mode works around. Every assertion reads what the RM reports.
 
 from __future__ import annotations
 
-import json
-import urllib.request
-from typing import Any, Iterator
+from typing import Iterator
 
 import pytest
-from prometheus_client import CollectorRegistry
 
-from harvester.app import Harvester
-from harvester.config import parse_settings
 from harvester.domain import Resources
-from harvester.emulator.demo_recurring import RecurringJob, recurring_history
 
-from emu_cluster import EmuCluster
-
-JOB = RecurringJob("it-etl", 300.0, 30.0, 2, 120.0, 10.0, 270.0)  # 5-minute period: window [60 s, 240 s)
-PERIOD = 300.0
-
-
-class Rig:
-    def __init__(self, mode: str) -> None:
-        self.cluster = EmuCluster(start=1_795_430_000.0 + 20.0)
-        settings = parse_settings({
-            "server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
-            "store": {"backend": "memory"},
-            "cluster": {"source": "rm"},
-            "rm": {"urls": [self.cluster.url], "user": "root", "max_retries": 0, "read_timeout_s": 5},
-            "telemetry": {"poll_interval_s": 2, "stale_after_s": 30},
-            "harvesting": {"actuate": False, "tenants": [{"tenant": "svc", "environment": "prod",
-                                                          "hostname_pattern": "^localhost$"}],
-                           "node_resources": {"physical_cores": 8}, "control_period_s": 1},
-            "morpheus": {"enabled": True, "reservations": {"mode": mode, "renew_lead_s": 120, "control_period_s": 5}},
-        }, environ={})
-        self.app = Harvester(settings, clock=self.cluster.clock, registry=CollectorRegistry())
-        runs, accesses = recurring_history(self.cluster.clock.now(), jobs=(JOB,), origin="rm")
-        self.app.store.append_job_runs(runs)
-        self.app.store.append_provenance("it", accesses, [], None, self.cluster.clock.now())
-        self.app.start(run_loops=False)
-        self.every = {"telemetry": 2, "guard": 1, "morpheus-refit": 60, "morpheus-reservations": 5}
-        self.elapsed = 0
-
-    def step(self, seconds: int) -> None:
-        """Advance 1 s at a time, ticking each loop at its interval (as its thread would)."""
-        for _ in range(seconds):
-            self.cluster.advance(1.0)
-            self.elapsed += 1
-            for name, every in self.every.items():
-                if self.elapsed % every == 0 or self.elapsed == 1:
-                    loop = self.app.loop(name)
-                    assert loop.run_once() is not None, f"{name}: {loop.status()['last_error']}"
-
-    def until(self, t: float) -> None:
-        self.step(max(0, int(t - self.cluster.clock.now())))
-
-    def admin(self, path: str) -> Any:
-        with urllib.request.urlopen(f"http://{self.app.admin.address}{path}", timeout=5) as r:
-            return json.loads(r.read())
-
-    def close(self) -> None:
-        self.app.stop()
-        self.cluster.close()
-
+from morpheus_rig import JOB, PERIOD, Rig
 
 @pytest.fixture()
 def rig(request: pytest.FixtureRequest) -> Iterator[Rig]:
@@ -153,3 +99,24 @@ def test_recurring_mode_shows_the_336_defect_in_the_second_period(rig: Rig) -> N
     rig.step(8)
     assert queue_capacity(rig, rid2) == (0.0, 0), "3.3.6 re-creates the queue at 0 % after the first period"
     assert c.client.get_app(app2).running_containers <= 2, "at most the AM + one map in a 0 % queue (recording: app2)"
+
+
+@pytest.mark.parametrize("rig", ["one_off"], indirect=True)
+def test_dra_grows_the_open_reservation_for_a_job_asking_for_more(rig: Rig) -> None:
+    c = rig.cluster
+    rig.step(2)
+    arrival = window_start(c.clock.now())
+    rig.until(arrival + 1)
+    rid = rig.admin(f"/v1/morpheus/slo?job={JOB.name}")["reservation"]["reservation_id"]
+    app = c.work.distributed_shell(8, Resources(1024, 1), duration_s=150.0, name=f"{JOB.name}-20261124T1001",
+                                   reservation_id=rid)  # the job's name: its runs are matched to it by name
+    rig.step(25)  # AM + workers ask for 9 containers > the 3 reserved: DRA grants min(9, ρ·3 = 6) for a minute
+    grants = rig.admin("/v1/morpheus/reservations")["grants"]
+    assert grants and grants[0]["level"] == 6 and grants[0]["fate"] == "sent", grants
+    assert "DRA §7" in grants[0]["reason"] and "cap ρ·max(R_recent) = 2×3 = 6" in grants[0]["reason"]
+    (listed,) = [r for r in c.client.list_reservations(queue="root.default") if r.reservation_id == rid]
+    assert max(r.num_containers for r in listed.definition.requests) == 6, "the RM holds the grant"
+    rig.step(6)  # the update's nudge: the queue's capacity follows
+    assert queue_capacity(rig, rid)[1] == 6144
+    got = c.client.get_app(app.app_id)
+    assert 6 <= got.running_containers <= 7, "up to the grant (+ one container: the CapacityScheduler's user limit)"
