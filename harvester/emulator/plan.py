@@ -32,7 +32,7 @@ from harvester.emulator import errors
 from harvester.emulator.bodies import ensure_object
 from harvester.emulator.capacity import effective, share
 from harvester.emulator.lifecycle import APP_TERMINAL, ReservationState
-from harvester.emulator.planner import Commitment, Planner, PlanningError, check_quota
+from harvester.emulator.planner import Commitment, Planner, PlanIndex, PlanningError, check_quota
 from harvester.emulator.queues import QueueConfig
 from harvester.emulator.reservations import (
     Definition,
@@ -55,6 +55,7 @@ class ReservationSystem:
         self.emu = emu
         self.reservations: dict[str, Reservation] = {}
         self.seq = 0
+        self.index = PlanIndex()  # the live reservations' commitments, kept in step with them
 
     # --- capacity -------------------------------------------------------------------------
 
@@ -110,6 +111,7 @@ class ReservationSystem:
                           new_reservation_lifecycle(rid, self.emu.now))
         res.start_ms, res.end_ms = placed[0].start, max(iv.end for iv in placed)
         self.reservations[rid] = res
+        self.index.put(res.commitment())
 
     def update(self, body: Any, user: str) -> None:
         doc = ensure_object(body)
@@ -128,6 +130,7 @@ class ReservationSystem:
         res.start_ms, res.end_ms = placed[0].start, max(iv.end for iv in placed)
         res.definition = definition
         res.accepted_at_ms = self.emu.now_ms()
+        self.index.put(res.commitment())
 
     def delete(self, body: Any) -> None:
         rid = parse_reservation_id(ensure_object(body).get("reservation-id"))
@@ -135,6 +138,7 @@ class ReservationSystem:
             raise errors.bad_request_wrapped("Missing reservation id. Please try again by specifying a reservation id.")
         res = self._existing(rid)
         res.lifecycle.to(ReservationState.DELETED, self.emu.now, "deleted")  # its queue goes at the next follow
+        self.index.drop(rid)
 
     def listing(self, queue: str, rid_text: str, start_ms: int, end_ms: int) -> list[Reservation]:
         self._queue(queue)
@@ -176,11 +180,10 @@ class ReservationSystem:
     def _admit(self, rid: str, user: str, d: Definition, cfg: QueueConfig) -> list:  # type: ignore[type-arg]
         """Place `d` and check the quota; the absolute first-occurrence allocation."""
         cap = self.plan_capacity()
-        commitments = [r.commitment() for r in self.live()]
         try:
-            placed = Planner(cap, commitments, user, cfg.instantaneous_max_capacity / 100, exclude=rid).place(
+            placed = Planner(cap, self.index, user, cfg.instantaneous_max_capacity / 100, exclude=rid).place(
                 d.stages, d.interpreter, d.arrival, d.deadline)
-            check_quota(cap, commitments, Commitment(rid, user, to_offsets(placed, d.period), d.period),
+            check_quota(cap, self.index, Commitment(rid, user, to_offsets(placed, d.period), d.period),
                         cfg.instantaneous_max_capacity / 100, cfg.average_capacity / 100, cfg.reservation_window_ms)
         except PlanningError as exc:
             raise errors.bad_request_wrapped(exc.java_text()) from None

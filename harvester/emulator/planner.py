@@ -22,12 +22,16 @@ loses to a free one later in the window (reservation-list-two, scenarios R3 "pla
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
+
+import numpy as np
 
 from harvester.domain import Resources
+from harvester.emulator.plan_load import Commitment, Interval, Load, PlanIndex, Segment, Steps, Timeline
+
+__all__ = ["Commitment", "Interval", "PlanIndex", "Planner", "PlanningError", "Stage", "Timeline", "check_quota"]
 
 STEP_MS = 1000
 SMOOTHNESS = 10
@@ -55,67 +59,6 @@ class Stage:
     duration_ms: int
 
 
-@dataclass(frozen=True, slots=True)
-class Interval:
-    start: int
-    end: int
-    resources: Resources
-
-
-@dataclass(frozen=True, slots=True)
-class Commitment:
-    """An accepted reservation's footprint: its intervals (offsets when `period` > 0)."""
-
-    reservation_id: str
-    user: str
-    intervals: tuple[Interval, ...]
-    period: int = 0
-
-    def concrete(self, lo: int, hi: int) -> Iterable[Interval]:
-        """Its intervals as absolute times overlapping [lo, hi) (periodic ones repeat)."""
-        if self.period <= 0:
-            yield from (iv for iv in self.intervals if iv.start < hi and iv.end > lo)
-            return
-        p = self.period
-        for iv in self.intervals:
-            k0 = (lo - iv.end) // p
-            k = k0
-            while iv.start + k * p < hi:
-                s, e = iv.start + k * p, iv.end + k * p
-                if e > lo:
-                    yield Interval(s, e, iv.resources)
-                k += 1
-
-
-class Timeline:
-    """Piecewise-constant load (memory, vcores) built from intervals."""
-
-    def __init__(self, intervals: Iterable[Interval]) -> None:
-        self.intervals = list(intervals)
-
-    def add(self, iv: Interval) -> None:
-        self.intervals.append(iv)
-
-    def segments(self, lo: int, hi: int) -> list[tuple[int, int, int, int]]:
-        """[(start, end, memory, vcores)] covering [lo, hi) with the summed load (a sweep over
-        the intervals' starts and ends)."""
-        delta: dict[int, list[int]] = {lo: [0, 0], hi: [0, 0]}
-        for iv in self.intervals:
-            if iv.start < hi and iv.end > lo:
-                for t, sign in ((max(iv.start, lo), 1), (min(iv.end, hi), -1)):
-                    d = delta.setdefault(t, [0, 0])
-                    d[0] += sign * iv.resources.memory_mb
-                    d[1] += sign * iv.resources.vcores
-        cuts = sorted(delta)
-        out = []
-        mem = vc = 0
-        for s, e in zip(cuts, cuts[1:]):
-            mem += delta[s][0]
-            vc += delta[s][1]
-            out.append((s, e, mem, vc))
-        return out
-
-
 def _share(mem: float, vc: float, cap: Resources) -> float:
     """Dominant-resource share (DominantResourceCalculator.ratio)."""
     return max(mem / cap.memory_mb if cap.memory_mb > 0 else math.inf if mem > 0 else 0.0,
@@ -133,20 +76,17 @@ class _Slot:
 class Planner:
     """Places one definition against the current commitments (`plan` = everything accepted)."""
 
-    def __init__(self, capacity: Resources, commitments: Sequence[Commitment], user: str,
+    def __init__(self, capacity: Resources, commitments: Sequence[Commitment] | PlanIndex, user: str,
                  max_inst: float, exclude: str | None = None) -> None:
         self.capacity = capacity
-        others = [c for c in commitments if c.reservation_id != exclude]
-        self._all = others
-        self._user = [c for c in others if c.user == user]
+        self._index = commitments if isinstance(commitments, PlanIndex) else PlanIndex(commitments)
+        self._exclude = exclude
+        self._user_name = user
         self.max_inst = max_inst
-        self._base_all = Timeline([])
-        self._base_user = Timeline([])
+        self._ends = np.zeros(0, dtype=np.int64)  # of the load in the window being planned
+        self._steps_all = self._steps_user = Steps([], [], [])
 
-    def _load(self, lo: int, hi: int, commits: Sequence[Commitment]) -> Timeline:
-        return Timeline(iv for c in commits for iv in c.concrete(lo, hi))
-
-    def _gangs_fit(self, segs_all: list, segs_user: list, gang: Resources) -> int:
+    def _gangs_fit(self, segs_all: list[Segment], segs_user: list[Segment], gang: Resources) -> int:
         fit = math.inf
         for (_, _, mem, vc) in segs_all:
             fit = min(fit, _fit(self.capacity.memory_mb - mem, self.capacity.vcores - vc, gang))
@@ -156,11 +96,10 @@ class Planner:
         return int(fit) if fit != math.inf else 0
 
     def _slot(self, start: int, end: int, mods: Timeline, gang: Resources) -> _Slot:
-        all_tl = Timeline(self._base_all.intervals + mods.intervals)
-        user_tl = Timeline(self._base_user.intervals + mods.intervals)
-        segs_all = all_tl.segments(start, end)
+        segs_all = self._steps_all.segments(start, end, mods.intervals)
         cost = sum(_share(m, v, self.capacity) * (e - s) / STEP_MS for (s, e, m, v) in segs_all)
-        return _Slot(start, end, cost, self._gangs_fit(segs_all, user_tl.segments(start, end), gang))
+        segs_user = self._steps_user.segments(start, end, mods.intervals)
+        return _Slot(start, end, cost, self._gangs_fit(segs_all, segs_user, gang))
 
     def _low_cost(self, stage: Stage, lo: int, hi: int, mods: Timeline) -> list[Interval] | None:
         dur = stage.duration_ms
@@ -183,7 +122,8 @@ class Planner:
             iv = Interval(best.start, best.end, Resources(gang.memory_mb * n, gang.vcores * n))
             mods.add(iv)
             placed.append(iv)
-            slots[slots.index(best)] = self._slot(best.start, best.end, mods, gang)
+            if remaining > 0:  # the slot's cost and room changed; read again only if it matters
+                slots[slots.index(best)] = self._slot(best.start, best.end, mods, gang)
         if remaining > 0:
             for iv in placed:
                 mods.intervals.remove(iv)
@@ -200,7 +140,8 @@ class Planner:
         gangs = stage.num_containers // stage.concurrency
         gang = Resources(stage.capability.memory_mb * stage.concurrency, stage.capability.vcores * stage.concurrency)
         placed: list[Interval] = []
-        ends = {iv.end for iv in self._base_all.intervals + mods.intervals if lo < iv.end <= hi - dur}
+        ends = set(self._ends[(self._ends > lo) & (self._ends <= hi - dur)].tolist())
+        ends |= {iv.end for iv in mods.intervals if lo < iv.end <= hi - dur}
         for t in sorted({lo} | ends):
             if gangs <= 0 or t + dur > hi:
                 break
@@ -223,8 +164,12 @@ class Planner:
         # 3.3.6 places stages at the exact arrival (reservation-list-with-allocations: startTime
         # "212044" = arrival mod period), so times are not rounded to the plan step here
         lo, hi = arrival, deadline
-        self._base_all = self._load(lo, hi, self._all)
-        self._base_user = self._load(lo, hi, self._user)
+        everyone = self._index.load(lo, hi, exclude=self._exclude)
+        users = self._index.load(lo, hi, user=self._user_name, exclude=self._exclude)
+        self._ends = everyone.end
+        self._steps_all = everyone.steps()
+        # the user's load is a subset: as many intervals means the same ones (one user's plan)
+        self._steps_user = self._steps_all if users.start.size == everyone.start.size else users.steps()
         for allocator in (self._low_cost, self._greedy):
             mods = Timeline([])
             got = self._place_with(allocator, stages, interpreter, lo, hi, mods)
@@ -288,61 +233,60 @@ def _merge(intervals: list[Interval]) -> list[Interval]:
     return out
 
 
-def check_quota(capacity: Resources, commitments: Sequence[Commitment], new: Commitment,
+def check_quota(capacity: Resources, commitments: Sequence[Commitment] | PlanIndex, new: Commitment,
                 max_inst: float, max_avg: float, window_ms: int) -> None:
     """CapacityOverTimePolicy.validate: over-commit, instantaneous and integral (avg) quota."""
-    others = [c for c in commitments if c.reservation_id != new.reservation_id]
+    index = commitments if isinstance(commitments, PlanIndex) else PlanIndex(commitments)
     lo = min(iv.start for iv in new.intervals) - window_ms
     hi = max(iv.end for iv in new.intervals) + window_ms
     if new.period > 0:
         lo, hi = lo - new.period, hi + new.period
-    everything = Timeline(iv for c in others + [new] for iv in c.concrete(lo, hi))
-    for s, _, m, v in everything.segments(lo, hi):
-        if m > capacity.memory_mb or v > capacity.vcores:
-            raise PlanningError("PlanningQuotaException",
-                                f"{PLANNING_PKG}.ResourceOverCommitException:  Resources at time {s} would be "
-                                f"overcommitted by accepting reservation: {new.reservation_id}")
-    user = Timeline(iv for c in others + [new] if c.user == new.user for iv in c.concrete(lo, hi))
-    segs = user.segments(lo, hi)
-    inst = (capacity.memory_mb * max_inst, capacity.vcores * max_inst)
-    for s, _, m, v in segs:
-        if m > inst[0] or v > inst[1]:
-            raise PlanningError("PlanningQuotaException",
-                                f"Instantaneous quota capacity {max_inst} would be exceeded by accepting "
-                                f"reservation: {new.reservation_id}")
-    limit = (capacity.memory_mb * max_avg, capacity.vcores * max_avg)
-    for m_avg, v_avg in _window_averages(segs, window_ms):
-        if round(m_avg) > limit[0] or round(v_avg) > limit[1]:
-            raise PlanningError("PlanningQuotaException",
-                                f"Integral (avg over time) quota capacity {_jfloat_text(max_avg)} over a window of "
-                                f"{window_ms // 1000} seconds,  would be exceeded by accepting reservation: "
-                                f"{new.reservation_id}")
+    mine = Load.of(list(new.concrete(lo, hi)))
+    rid = new.reservation_id
+    everyone = index.load(lo, hi, exclude=rid)
+    users = index.load(lo, hi, user=new.user, exclude=rid)
+    cuts, m, v = Load.join(everyone, mine).sweep(lo, hi)
+    over = np.nonzero((m > capacity.memory_mb) | (v > capacity.vcores))[0]
+    if over.size:
+        raise PlanningError("PlanningQuotaException",
+                            f"{PLANNING_PKG}.ResourceOverCommitException:  Resources at time {int(cuts[over[0]])} would be "
+                            f"overcommitted by accepting reservation: {new.reservation_id}")
+    if users.start.size != everyone.start.size:  # else the same intervals (one user's plan)
+        cuts, m, v = Load.join(users, mine).sweep(lo, hi)
+    if ((m > capacity.memory_mb * max_inst) | (v > capacity.vcores * max_inst)).any():
+        raise PlanningError("PlanningQuotaException",
+                            f"Instantaneous quota capacity {max_inst} would be exceeded by accepting "
+                            f"reservation: {new.reservation_id}")
+    m_avg, v_avg = _window_averages(cuts, m, v, window_ms)
+    if (np.round(m_avg) > capacity.memory_mb * max_avg).any() or (np.round(v_avg) > capacity.vcores * max_avg).any():
+        raise PlanningError("PlanningQuotaException",
+                            f"Integral (avg over time) quota capacity {_jfloat_text(max_avg)} over a window of "
+                            f"{window_ms // 1000} seconds,  would be exceeded by accepting reservation: "
+                            f"{new.reservation_id}")
 
 
-def _window_averages(segs: list[tuple[int, int, int, int]], window: int) -> Iterable[tuple[float, float]]:
-    """Average load over every window [x, x+W) whose edge meets a breakpoint (the maxima);
-    integrals from prefix sums over the (contiguous) segments."""
-    if not segs:
-        return
-    starts = [s for s, *_ in segs]
-    cum_m, cum_v = [0.0], [0.0]
-    for s, e, m, v in segs:
-        cum_m.append(cum_m[-1] + m * (e - s))
-        cum_v.append(cum_v[-1] + v * (e - s))
+def _window_averages(cuts: np.ndarray, m: np.ndarray, v: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """Average load over every window [x, x+W) whose edge meets a breakpoint (the maxima), for
+    the contiguous segments [cuts[i], cuts[i+1]) holding (m[i], v[i]); integrals from prefix sums."""
+    if cuts.size < 2:
+        return np.zeros(0), np.zeros(0)
+    starts, ends = cuts[:-1], cuts[1:]
+    width = (ends - starts).astype(float)
+    cum_m = np.concatenate(([0.0], np.cumsum(m * width)))
+    cum_v = np.concatenate(([0.0], np.cumsum(v * width)))
 
-    def upto(x: int) -> tuple[float, float]:
-        i = bisect.bisect_right(starts, x) - 1
-        if i < 0:
-            return 0.0, 0.0
-        s, e, m, v = segs[i]
-        d = min(x, e) - s
-        return cum_m[i] + m * d, cum_v[i] + v * d
+    def upto(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        i = np.searchsorted(starts, x, side="right") - 1
+        j = np.maximum(i, 0)
+        d = np.minimum(x, ends[j]) - starts[j]
+        got_m = np.where(i < 0, 0.0, cum_m[j] + m[j] * d)
+        got_v = np.where(i < 0, 0.0, cum_v[j] + v[j] * d)
+        return got_m, got_v
 
-    edges = {s for s, *_ in segs} | {segs[-1][1]}
-    for x in sorted(edges | {e - window for e in edges}):
-        m0, v0 = upto(x)
-        m1, v1 = upto(x + window)
-        yield (m1 - m0) / window, (v1 - v0) / window
+    xs = np.unique(np.concatenate((cuts, cuts - window)))
+    m0, v0 = upto(xs)
+    m1, v1 = upto(xs + window)
+    return (m1 - m0) / window, (v1 - v0) / window
 
 
 def _jfloat_text(x: float) -> str:
