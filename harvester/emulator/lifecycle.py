@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Generic, Mapping, TypeVar
+from typing import Generic, Mapping
 
-from harvester.lifecycle import InvalidTransition  # one exception for every lifecycle
+from harvester.lifecycle import Change, InvalidTransition, S  # one exception, one history entry
 
 
 class AppState(str, Enum):
@@ -109,19 +109,10 @@ RESERVATION_TRANSITIONS: Mapping[ReservationState, frozenset[ReservationState]] 
     ReservationState.DELETED: frozenset(),
 }
 
-S = TypeVar("S", bound=Enum)
-
-
-@dataclass(frozen=True, slots=True)
-class Change(Generic[S]):
-    at: float
-    state: S
-    reason: str
-
-
 @dataclass
 class Lifecycle(Generic[S]):
-    """The current state of one thing, its valid moves and its history (oldest first)."""
+    """The current state of one thing, its valid moves and its history (oldest first); mutable,
+    unlike harvester.lifecycle.Lifecycle, because the emulator's objects change in place."""
 
     what: str
     table: Mapping[S, frozenset[S]]

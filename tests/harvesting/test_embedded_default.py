@@ -14,15 +14,11 @@ from prometheus_client import CollectorRegistry
 
 from harvester.app import Harvester, harvesting_settings
 from harvester.cli import main
-from harvester.clock import SimClock
 from harvester.config import parse_settings
 from rm_client import RMClient, RMClientConfig
 
+from embedded_app import PORTS, embedded_harvester
 from emu_cluster import EmuCluster
-
-T0 = 1_795_430_000.0
-PORTS = {"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
-         "embedded": {"listen": "127.0.0.1:0"}}
 
 
 def _call(url: str, method: str = "GET") -> tuple[int, Any]:
@@ -36,13 +32,8 @@ def _call(url: str, method: str = "GET") -> tuple[int, Any]:
 
 @pytest.fixture()
 def embedded(tmp_path: Path) -> Iterator[Harvester]:
-    settings = parse_settings({**PORTS, "store": {"backend": "sqlite", "path": str(tmp_path / "h.db")}}, environ={})
-    app = Harvester(settings, clock=SimClock(T0), registry=CollectorRegistry())
-    app.start(run_loops=False)
-    try:
+    with embedded_harvester(tmp_path / "h.db") as app:
         yield app
-    finally:
-        app.stop()
 
 
 def test_the_demo_is_classified_right_after_start(embedded: Harvester) -> None:

@@ -10,28 +10,19 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from prometheus_client import CollectorRegistry
 
 from harvester.app import Harvester, morpheus_settings
 from harvester.cli import main
-from harvester.clock import SimClock
 from harvester.config import parse_settings
 from harvester.emulator.demo_recurring import DEMO_JOBS
 
-T0 = 1_795_430_000.0
-PORTS = {"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
-         "embedded": {"listen": "127.0.0.1:0"}}
+from embedded_app import embedded_harvester
 
 
 @pytest.fixture()
 def embedded(tmp_path: Path) -> Iterator[Harvester]:
-    settings = parse_settings({**PORTS, "store": {"backend": "sqlite", "path": str(tmp_path / "h.db")}}, environ={})
-    app = Harvester(settings, clock=SimClock(T0), registry=CollectorRegistry())
-    app.start(run_loops=False)
-    try:
+    with embedded_harvester(tmp_path / "h.db") as app:
         yield app
-    finally:
-        app.stop()
 
 
 def test_reservations_from_synthesized_history_right_after_start(embedded: Harvester,
