@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harvester.history.migrations import LATEST_VERSION, MIGRATIONS
+from harvester.history.migrations import LATEST_VERSION
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.models.job_history import JobRun, RunUsage
 from harvester.models.provenance import Access, FileAccess, ProvenanceCursor, RunRecord
 from harvester.models.slo_contract import Override, new_contract, override, reject
+
+from old_stores import store_file_at
 
 USAGE = RunUsage(60.0, 105.0, (2048, 4096), (2, 4), 3.0, 95.0)
 RUN = JobRun("etl", "application_1_0001", 100.0, 210.0, 4, None, 105.0, "SUCCEEDED", "root.default", "rm", USAGE)
@@ -24,14 +26,7 @@ def store(tmp_path: Path) -> SqliteHistoryStore:
 
 
 def test_a_version_4_file_migrates_and_its_job_runs_survive(tmp_path: Path) -> None:
-    path = tmp_path / "v4.db"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-        for version, statements in MIGRATIONS[:4]:
-            for sql in statements:
-                db.execute(sql)
-            db.execute("INSERT INTO schema_version VALUES (?)", (version,))
-        db.execute("INSERT INTO job_runs VALUES ('app_1', 'etl', 0, 10, 2, NULL)")
+    path = store_file_at(tmp_path / "v4.db", 4, "INSERT INTO job_runs VALUES ('app_1', 'etl', 0, 10, 2, NULL)")
     s = SqliteHistoryStore(path)
     try:
         assert s.schema_version() == LATEST_VERSION >= 5
