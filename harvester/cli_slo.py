@@ -21,17 +21,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 from typing import Any
 
-EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
+from harvester.cli_common import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, admin_base, fail
+
 DASH = "-"
 COMMANDS = ("accept", "override", "reject", "reset")
-
-
-def _fail(code: int, message: str) -> int:
-    print(f"harvester: {message}", file=sys.stderr)
-    return code
 
 
 def _n(v: Any, fmt: str = ".0f") -> str:
@@ -120,16 +115,15 @@ def _command_body(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_slo(args: argparse.Namespace) -> int:
-    from harvester.cli_tenants import _admin_base
     from harvester.config import ConfigError, load_settings
 
     try:
         settings = load_settings(args.config)
     except ConfigError as exc:
-        return _fail(EXIT_CONFIG, f"config error: {exc}")
-    base = _admin_base(args, settings.server.admin_listen) + "/v1/morpheus"
+        return fail(EXIT_CONFIG, f"config error: {exc}")
+    base = admin_base(args.admin, settings.server.admin_listen) + "/v1/morpheus"
     if args.action in ("show", *COMMANDS) and not args.job:
-        return _fail(EXIT_CONFIG, f"slo {args.action} needs a JOB")
+        return fail(EXIT_CONFIG, f"slo {args.action} needs a JOB")
     try:
         if args.action == "list":
             status, doc = _request("GET", f"{base}/slos")
@@ -140,11 +134,11 @@ def cmd_slo(args: argparse.Namespace) -> int:
         else:
             status, doc = _request("POST", f"{base}/slo/{args.action}", _command_body(args))
     except OSError as exc:  # requests' connection errors are OSErrors
-        return _fail(EXIT_FAILURE, f"cannot reach the running sidecar at {base}: {exc}")
+        return fail(EXIT_FAILURE, f"cannot reach the running sidecar at {base}: {exc}")
     if status == 404 and args.action == "list":
-        return _fail(EXIT_FAILURE, "the sidecar has no Morpheus routes: set morpheus.enabled: true")
+        return fail(EXIT_FAILURE, "the sidecar has no Morpheus routes: set morpheus.enabled: true")
     if status != 200:
-        return _fail(EXIT_FAILURE, f"{args.action} {args.job or ''}: HTTP {status}: {doc.get('error', doc)}")
+        return fail(EXIT_FAILURE, f"{args.action} {args.job or ''}: HTTP {status}: {doc.get('error', doc)}")
     if args.json:
         print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
     elif args.action == "list":

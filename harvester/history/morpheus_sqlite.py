@@ -1,4 +1,4 @@
-"""SQLite side of Morpheus's tables (schema version 5): provenance events with the offset each
+"""SQLite side of Morpheus's tables (schema version 6): provenance events with the offset each
 source was read to, and the SLO sign-off contracts. Job runs and their skylines live in the
 harvesting tables (history/harvesting_sqlite.py: one job history for every consumer).
 

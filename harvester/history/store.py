@@ -66,7 +66,7 @@ class HistoryStore(Protocol):
     def job_runs(
         self, *, since: float, until: float | None = None, job_names: Collection[str] | None = None,
         with_usage: bool = False,
-    ) -> list[JobRun]: ...  # with_usage: each run's skyline (JobRun.usage) too (schema version 5)
+    ) -> list[JobRun]: ...  # with_usage: each run's skyline (JobRun.usage) too (schema version 6)
 
     def prune_job_runs(self, before: float) -> int: ...  # runs that finished before `before`
 

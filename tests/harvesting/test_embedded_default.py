@@ -17,7 +17,7 @@ from harvester.cli import main
 from harvester.config import parse_settings
 from rm_client import RMClient, RMClientConfig
 
-from embedded_app import PORTS, embedded_harvester
+from embedded_sidecar import embedded_sidecar, loopback_settings
 from emu_cluster import EmuCluster
 
 
@@ -32,7 +32,7 @@ def _call(url: str, method: str = "GET") -> tuple[int, Any]:
 
 @pytest.fixture()
 def embedded(tmp_path: Path) -> Iterator[Harvester]:
-    with embedded_harvester(tmp_path / "h.db") as app:
+    with embedded_sidecar(tmp_path / "h.db") as app:
         yield app
 
 
@@ -91,8 +91,7 @@ def test_tenants_without_a_store_or_a_sidecar_fails_with_one_line(tmp_path: Path
 
 def test_a_real_rm_gets_no_synthesized_history_and_no_actuation_by_default() -> None:
     with EmuCluster() as cluster:
-        settings = parse_settings({**PORTS, "store": {"backend": "memory"}, "cluster": {"source": "rm"},
-                                   "rm": {"urls": [cluster.url]}}, environ={})
+        settings = loopback_settings({"backend": "memory"}, {"cluster": {"source": "rm"}, "rm": {"urls": [cluster.url]}})
         app = Harvester(settings, clock=cluster.clock, registry=CollectorRegistry())
         try:
             assert app.embedded is None and app.actuator is None and app.harvesting.actuate is False

@@ -1,4 +1,4 @@
-"""Morpheus's tables in the SQLite store (schema version 5): job runs with skylines, provenance
+"""Morpheus's tables in the SQLite store (schema version 6): job runs with skylines, provenance
 with cursors, SLO contracts; a version 4 file migrates with its rows."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def test_a_version_4_file_migrates_and_its_job_runs_survive(tmp_path: Path) -> N
     path = store_file_at(tmp_path / "v4.db", 4, "INSERT INTO job_runs VALUES ('app_1', 'etl', 0, 10, 2, NULL)")
     s = SqliteHistoryStore(path)
     try:
-        assert s.schema_version() == LATEST_VERSION >= 5
+        assert s.schema_version() == LATEST_VERSION >= 6
         (old,) = s.job_runs(since=0, with_usage=True)
         assert (old.app_id, old.launched_at, old.final_status, old.origin, old.usage) == ("app_1", None, "", "rm", None)
     finally:

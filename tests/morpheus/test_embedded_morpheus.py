@@ -16,12 +16,12 @@ from harvester.cli import main
 from harvester.config import parse_settings
 from harvester.emulator.demo_recurring import DEMO_JOBS
 
-from embedded_app import embedded_harvester
+from embedded_sidecar import embedded_sidecar
 
 
 @pytest.fixture()
 def embedded(tmp_path: Path) -> Iterator[Harvester]:
-    with embedded_harvester(tmp_path / "h.db") as app:
+    with embedded_sidecar(tmp_path / "h.db") as app:
         yield app
 
 
