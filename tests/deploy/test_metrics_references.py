@@ -52,6 +52,8 @@ SERIES_SUFFIXES = {
 }
 TARGET_LABELS = {"job", "instance"}  # added by Prometheus to every scraped series
 PROMETHEUS_SERIES = {"up"}  # Prometheus's own per-target series
+# Series the embedded default's loops export once their first fits are done (labelled samples).
+LOOP_SERIES = ("harvester_harvest_node_vcores{", "harvester_harvest_reserve_fraction{", "harvester_harvest_classes{")
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h"}
 
 # _populate's label values and the module whose code records them (test below).
@@ -152,10 +154,10 @@ def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str | No
 
 def _drive(app: Harvester, base: str, nn: FakeNameNode) -> None:
     """Real traffic: the plug-ins' long-polls, a gRPC watch, one failing NameNode poll."""
-    deadline = time.monotonic() + 30  # a bound, not a measurement: the loops tick every second
-    while time.monotonic() < deadline and ("harvester_harvest_node_vcores{" not in _scrape(base)
+    deadline = time.monotonic() + 120  # a bound, not a measurement: the loops tick every second
+    while time.monotonic() < deadline and (any(s not in _scrape(base) for s in LOOP_SERIES)
                                            or _get(base + "/v1/hdfs/placement-table")[0] != 200):
-        time.sleep(0.2)  # the first grid fit takes seconds on a loaded machine
+        time.sleep(0.2)  # the first class and grid fits take seconds on a loaded machine
     for path in ("/v1/hdfs/placement-table", "/v1/yarn/node-ordering"):
         held = []
         for _ in range(5):  # a new version may land between the two requests: then ask again
