@@ -53,7 +53,8 @@ SERIES_SUFFIXES = {
 TARGET_LABELS = {"job", "instance"}  # added by Prometheus to every scraped series
 PROMETHEUS_SERIES = {"up"}  # Prometheus's own per-target series
 # Series the embedded default's loops export once their first fits are done (labelled samples).
-LOOP_SERIES = ("harvester_harvest_node_vcores{", "harvester_harvest_reserve_fraction{", "harvester_harvest_classes{")
+LOOP_SERIES = ("harvester_harvest_node_vcores{", "harvester_harvest_reserve_fraction{", "harvester_harvest_classes{",
+               'harvester_loop_last_tick_timestamp_seconds{loop="hdfs-refit"}')
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h"}
 
 # _populate's label values and the module whose code records them (test below).
