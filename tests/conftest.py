@@ -48,29 +48,48 @@ def _private_state_home(tmp_path_factory: pytest.TempPathFactory):  # type: igno
     mp.undo()
 
 
+class DefaultPorts:
+    """Listening sockets that never answer, on every default port not already taken."""
+
+    def __init__(self) -> None:
+        from harvester.config import load_settings
+
+        s = load_settings(None, environ={})
+        self.listens = (s.embedded.listen, s.server.admin_listen, s.server.grpc_listen)
+        self.held: dict[str, object] = {}
+
+    def ensure(self) -> None:
+        """Take every default port that is free now. Another suite on this machine may have held
+        one when this suite started and released it since; `make run` keeps its own."""
+        import socket
+
+        for listen in self.listens:
+            if listen in self.held:
+                continue
+            host, _, port = listen.rpartition(":")
+            sock = socket.socket()
+            try:
+                sock.bind((host, int(port)))
+                sock.listen()
+                self.held[listen] = sock
+            except OSError:  # taken already, e.g. by `make run`: the same condition
+                sock.close()
+
+    def release(self) -> None:
+        for sock in self.held.values():
+            sock.close()  # type: ignore[attr-defined]
+        self.held.clear()
+
+
 @pytest.fixture(autouse=True, scope="session")
-def _default_ports_taken():  # type: ignore[no-untyped-def]
+def default_ports():  # type: ignore[no-untyped-def]
     """`make test` must pass while `make run` runs in another terminal (issue 19): the whole
     suite runs with the default ports — emulator 18088, admin 9464, gRPC 50051 — taken. Each is
     held by a listening socket that never answers (or already by a running `harvester serve`),
     so a test that binds one fails, and one that talks to one hangs to its timeout and fails,
     instead of passing or failing by what happens to run on this machine. Tests use port 0 or a
     port they hold (tests/support/ports.py, rm_fakes.closed_port_url)."""
-    import socket
-
-    from harvester.config import load_settings
-
-    s = load_settings(None, environ={})
-    held = []
-    for listen in (s.embedded.listen, s.server.admin_listen, s.server.grpc_listen):
-        host, _, port = listen.rpartition(":")
-        sock = socket.socket()
-        try:
-            sock.bind((host, int(port)))
-            sock.listen()
-            held.append(sock)
-        except OSError:  # taken already, e.g. by `make run`: the same condition
-            sock.close()
-    yield
-    for sock in held:
-        sock.close()
+    ports = DefaultPorts()
+    ports.ensure()
+    yield ports
+    ports.release()

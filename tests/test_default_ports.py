@@ -10,7 +10,8 @@ from pathlib import Path
 from harvester.config import load_settings
 
 
-def test_the_default_ports_are_taken_while_the_suite_runs() -> None:
+def test_the_default_ports_are_taken_while_the_suite_runs(default_ports) -> None:  # type: ignore[no-untyped-def]
+    default_ports.ensure()  # another suite on this machine may have released one since we started
     s = load_settings(None, environ={})
     for listen in (s.embedded.listen, s.server.admin_listen, s.server.grpc_listen):
         host, _, port = listen.rpartition(":")
@@ -19,8 +20,9 @@ def test_the_default_ports_are_taken_while_the_suite_runs() -> None:
             assert probe.connect_ex((host, int(port))) == 0, f"{listen} is free: the suite must run with it taken"
 
 
-def test_a_second_make_run_says_which_address_and_setting(tmp_path: Path) -> None:
+def test_a_second_make_run_says_which_address_and_setting(tmp_path: Path, default_ports) -> None:  # type: ignore[no-untyped-def]
     """What `make run` prints when another one (here: the suite's held ports) holds the defaults."""
+    default_ports.ensure()
     out = subprocess.run([sys.executable, "-m", "harvester", "serve"], capture_output=True, text=True, timeout=60,
                          cwd=tmp_path)
     assert out.returncode == 1

@@ -1,5 +1,5 @@
 """Tests never listen on the default ports (18088, 9464, 50051): `make run` may hold them while
-`make test` runs (tests/test_default_ports_taken.py checks that the suite passes then)."""
+`make test` runs (tests/test_default_ports.py checks that the suite passes then)."""
 
 from __future__ import annotations
 
