@@ -40,8 +40,9 @@ from harvester.advice.explain_subjects import builtin_explainers
 from harvester.advice.grpc_server import GrpcServer
 from harvester.advice.harvesting_http import classes_document, nodes_document
 from harvester.advice.hdfs_wiring import HDFS_SERVICE, hdfs_faces
+from harvester.advice.jockey_http import WRITE_ROUTES as JOCKEY_WRITES, jockey_faces
 from harvester.advice.morpheus_http import WRITE_ROUTES, morpheus_faces
-from harvester.advice.slo_advisor import SERVICE as SLO_SERVICE
+from harvester.advice.slo_advisor import SERVICE as SLO_SERVICE, slo_advisor_service
 from harvester.advice.node_ordering_http import PATH as NODE_ORDERING_PATH, node_ordering_route
 from harvester.advice.yarn_advisor import yarn_advisor_service
 from harvester.board import Board
@@ -66,6 +67,7 @@ from harvester.rm_connect import rm_client_config
 from harvester.telemetry.namenode_jmx import NameNodeJmxClient
 from harvester.telemetry.provenance_tail import ProvenanceFiles
 from harvester.telemetry.rm import RMTelemetrySource
+from harvester.telemetry.rm_deadline_jobs import RMDeadlineJobs
 from harvester.telemetry.rm_jobs import RMJobRuns
 from harvester.telemetry.rm_reservations import RMReservationView
 from harvester.telemetry.source import TelemetrySource
@@ -208,7 +210,8 @@ class Harvester:
         self.metrics = Metrics(registry)
         self.store = store if store is not None else open_store(settings)
         self.source = source or build_source(settings, self.embedded)
-        if (h.actuate or (m.enabled and m.actuate and m.nudge.enabled)) and actuator is None:
+        j = settings.jockey
+        if (h.actuate or ((m.enabled and m.actuate) or (j.enabled and j.actuate)) and m.nudge.enabled) and actuator is None:
             actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock.now)  # nudges use it too
         s = settings.hdfs
         self._namenode = None if not s.enabled else NameNodeJmxClient(
@@ -217,7 +220,12 @@ class Harvester:
         normalize = name_rule(m)
         if job_runs is None and source is None:  # job runs come from the same RM's /apps
             job_runs = RMJobRuns(rm_client_for(settings, self.embedded), normalize, step_s=m.step_s)
-        if m.enabled and reservations is None and source is None:  # the same RM's reservation system
+        deadline_jobs = RMDeadlineJobs(rm_client_for(settings, self.embedded), normalize) \
+            if j.enabled and source is None else None  # Jockey's running apps, from the same RM
+        deadline_actuator = RMReservationActuator(rm_client_for(settings, self.embedded, writes=True), self.clock.now,
+                                                  stale_after_s=j.action_stale_after_s) \
+            if j.enabled and source is None else reservation_actuator
+        if (m.enabled or j.enabled) and reservations is None and source is None:  # the same RM's reservation system
             reservations = RMReservationView(rm_client_for(settings, self.embedded), normalize)
             reservation_actuator = RMReservationActuator(rm_client_for(settings, self.embedded, writes=True),
                                                          self.clock.now,
@@ -230,7 +238,8 @@ class Harvester:
         self.control = ControlPlane(settings.model_copy(update={"harvesting": h, "morpheus": m}), self.board,
                                     source=self.source, store=self.store, metrics=self.metrics, actuator=actuator,
                                     job_runs=job_runs, namenode=self._namenode, reservations=reservations,
-                                    reservation_actuator=reservation_actuator, provenance=provenance)
+                                    reservation_actuator=reservation_actuator, provenance=provenance,
+                                    deadline_jobs=deadline_jobs, deadline_actuator=deadline_actuator)
         self.actuator = self.control.actuator
         self.state, self.telemetry, self.refit, self.guard = (self.control.harvesting, self.control.telemetry,
                                                               self.control.refit, self.control.guard)
@@ -248,7 +257,13 @@ class Harvester:
         services = [yarn_advisor_service(self.state, self.metrics, selection=selection_strategy(h), orderings=orderings),
                     *([self.hdfs.service] if self.hdfs.service else [])]
         services += placement_services(self.telemetry.latest, self.clock, settings, self.metrics)
-        self.morpheus = morpheus_faces(m, self.control.morpheus, self.store, self.metrics, self.clock.now)
+        self.jockey = jockey_faces(j, self.control.jockey_board)
+        self.morpheus = morpheus_faces(m, self.control.morpheus, self.store, self.metrics, self.clock.now,
+                                       deadline_control=self.jockey.deadline_control)
+        if self.morpheus.service is None and self.jockey.deadline_control is not None:  # Jockey alone: its RPC only
+            self.morpheus.service = slo_advisor_service(self.control.morpheus, self.metrics, now=self.clock.now,
+                                                        queue=j.queue, deadline_control=self.jockey.deadline_control)
+            self.morpheus.unimplemented_reason = ""
         services += [self.morpheus.service] if self.morpheus.service else []
         why = {**UNIMPLEMENTED_WHY, HDFS_SERVICE: self.hdfs.unimplemented_reason,
                SLO_SERVICE: self.morpheus.unimplemented_reason}
@@ -266,8 +281,8 @@ class Harvester:
         self.admin.route("/v1/harvesting/refit", self._refit, methods=("POST",))
         for path, handler in self.hdfs.routes.items():
             self.admin.route(path, handler)
-        for path, handler in self.morpheus.routes.items():
-            self.admin.route(path, handler, methods=("POST",) if path in WRITE_ROUTES else ("GET",))
+        for path, handler in {**self.morpheus.routes, **self.jockey.routes}.items():
+            self.admin.route(path, handler, methods=("POST",) if path in WRITE_ROUTES + JOCKEY_WRITES else ("GET",))
         self.admin.route(NODE_ORDERING_PATH, node_ordering_route(
             orderings, max_wait_s=h.node_ordering.long_poll_max_s,
             waiters=lambda delta: self.metrics.record_advice_waiters("node_ordering", delta)))
@@ -383,6 +398,7 @@ class Harvester:
             },
             "hdfs": self.hdfs.status(),
             "morpheus": self.morpheus.status(),
+            "jockey": self.jockey.status(),
             "grpc": {"address": self.grpc.address, "services": self.grpc.services},
             "admin": {"address": self.admin.address},
             "loops": [loop.status() for loop in self.loops],

@@ -22,6 +22,7 @@ from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, 
 
 from harvester.config_harvesting import HarvestingSettings
 from harvester.config_hdfs import HdfsSettings
+from harvester.config_jockey import JockeySettings
 from harvester.config_morpheus import MorpheusSettings
 from harvester.config_placement import PlacementSettings
 from harvester.textfile import read_text
@@ -140,6 +141,7 @@ class Settings(_Section):
     hdfs: HdfsSettings = Field(default_factory=HdfsSettings, description="HDFS-H: NameNode JMX, grid refit, placement table.")
     placement: PlacementSettings = Field(default_factory=PlacementSettings, description="Phoenix: constraint-aware placement (ConstrainedPlacement).")
     morpheus: MorpheusSettings = Field(default_factory=MorpheusSettings, description="Morpheus: SLOs, skylines, LowCost reservations, DRA.")
+    jockey: JockeySettings = Field(default_factory=JockeySettings, description="Jockey: deadline jobs kept on time by resizing their reservation.")
 
     @model_validator(mode="after")
     def _rm_needed(self) -> Settings:

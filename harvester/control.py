@@ -21,7 +21,8 @@ every `harvesting.control_period_s`) → node-ordering (the RM plug-in's node or
 behind the guard) → jobs (finished apps → job runs and their skylines, when a source is given) →
 morpheus-ingest (provenance files), morpheus-refit (SLOs and skylines), morpheus-reservations
 (LowCost plan, the RM's reservations, DRA; nudges go out through the guard's tick) when
-`morpheus.enabled` → retention (prune old rows) → hdfs-poll, hdfs-refit (when `hdfs.enabled`).
+`morpheus.enabled` → jockey (deadline jobs' progress, decision, reservation update; given the
+Morpheus reservation loop as its coordinator when both run) when `jockey.enabled` → retention (prune old rows) → hdfs-poll, hdfs-refit (when `hdfs.enabled`).
 
 `settings.harvesting` must already be resolved (app.harvesting_settings applies the embedded
 default's tenant rules); nothing here reads a clock, a file or the network by itself.
@@ -34,6 +35,7 @@ from harvester.board import Board
 from harvester.board.harvesting import HarvestingBoard
 from harvester.board.morpheus import MorpheusBoard
 from harvester.board.hdfs import PlacementBoard
+from harvester.board.jockey import JockeyBoard
 from harvester.board.node_ordering import NodeOrderingBoard
 from harvester.config import Settings
 from harvester.decisions.strategy import NodeStrategy, guard_strategy, selection_strategy
@@ -42,6 +44,7 @@ from harvester.loop.guard import GuardTick
 from harvester.loop.harvest_nodes import FoldTenantSlots, NodeRegistry
 from harvester.loop.hdfs_placement import HdfsPlacementLoop, NameNodeSource
 from harvester.loop.job_runs import JobRunSource, RecordJobRuns
+from harvester.loop.jockey import DeadlineJobSource, JockeyControl, default_loader
 from harvester.loop.morpheus_ingest import IngestProvenance
 from harvester.loop.morpheus_refit import MorpheusRefit
 from harvester.loop.morpheus_reservations import MorpheusReservations, ReservationActuator, ReservationObserver
@@ -73,7 +76,8 @@ class ControlPlane:
                  metrics: Metrics, actuator: Actuator | None = None, job_runs: JobRunSource | None = None,
                  namenode: NameNodeSource | None = None, reservations: ReservationObserver | None = None,
                  reservation_actuator: ReservationActuator | None = None,
-                 provenance: ProvenanceSource | None = None) -> None:
+                 provenance: ProvenanceSource | None = None, deadline_jobs: DeadlineJobSource | None = None,
+                 deadline_actuator: ReservationActuator | None = None) -> None:
         h = settings.harvesting
         self.settings = settings
         self.harvesting = HarvestingBoard(board)
@@ -95,7 +99,9 @@ class ControlPlane:
         st = settings.store
         m = settings.morpheus
         self.morpheus = MorpheusBoard(board)
-        self.nudges = NudgeChannel(actuator if m.actuate else None) if m.enabled and m.nudge.enabled else None
+        j = settings.jockey
+        nudging = (m.enabled and m.actuate) or (j.enabled and j.actuate)
+        self.nudges = NudgeChannel(actuator if nudging else None) if (m.enabled or j.enabled) and m.nudge.enabled else None
         self.guard = GuardTick(self.telemetry.latest, self.nodes, self.harvesting, self.actuator, metrics,
                                guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s),
                                record=store.append_decisions if st.decision_log_days > 0 else None,
@@ -117,6 +123,8 @@ class ControlPlane:
             LoopSpec("node-ordering", h.control_period_s, orderings.tick),
             *([LoopSpec("jobs", jobs_every, self.jobs.tick)] if self.jobs is not None else []),
             *self._morpheus_loops(settings, store, metrics, reservations, reservation_actuator, provenance),
+            *self._jockey_loops(settings, board, metrics, deadline_jobs, reservations,
+                                deadline_actuator or reservation_actuator),
             LoopSpec("retention", st.prune_interval_s, retention.tick),
         ]
         if self.hdfs is not None:
@@ -148,6 +156,22 @@ class ControlPlane:
             specs.append(LoopSpec("morpheus-reservations", m.reservations.control_period_s,
                                   self.morpheus_reservations.tick))
         return specs
+
+    def _jockey_loops(self, settings: Settings, board: Board, metrics: Metrics, source: DeadlineJobSource | None,
+                      observer: ReservationObserver | None, actuator: ReservationActuator | None) -> list[LoopSpec]:
+        """Jockey's control loop (paper 001) when `jockey.enabled`; Morpheus's reservation loop,
+        when it runs, owns the plan and coordinates (loop/jockey.py)."""
+        j = settings.jockey
+        self.jockey_board = JockeyBoard(board)
+        self.jockey: JockeyControl | None = None
+        if not j.enabled:
+            return []
+        if source is None or observer is None:
+            raise ValueError("jockey.enabled needs the RM's apps and reservation list")
+        self.jockey = JockeyControl(j, self.jockey_board, source, observer, actuator, metrics, default_loader(j),
+                                    coordinator=self.morpheus_reservations, nudges=self.nudges,
+                                    morpheus_prefix=settings.morpheus.reservations.name_prefix)
+        return [LoopSpec("jockey", j.control_period_s, self.jockey.tick)]
 
     def resolved_nodes(self) -> dict[str, NodeStrategy]:
         """The harvested nodes as of the last poll (tenant and sizes, decisions/strategy.py)."""

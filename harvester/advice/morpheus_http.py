@@ -110,8 +110,10 @@ def _body(req: Request) -> dict[str, Any]:
 
 
 def morpheus_faces(m: MorpheusSettings, board: MorpheusBoard, store: HistoryStore, metrics: Metrics,
-                   now: Callable[[], float]) -> MorpheusFaces:
-    """The gRPC service and admin routes of Morpheus over the board (and the store for sign-offs)."""
+                   now: Callable[[], float], *,
+                   deadline_control: Callable[[Any, Any], Any] | None = None) -> MorpheusFaces:
+    """The gRPC service and admin routes of Morpheus over the board (and the store for sign-offs);
+    `deadline_control` serves SloAdvisor.GetDeadlineControl (Jockey, advice/jockey_http.py)."""
     if not m.enabled:
         return MorpheusFaces(None, {}, lambda: {"enabled": False},
                              "Morpheus is disabled: set morpheus.enabled: true (docs/morpheus.md)")
@@ -156,7 +158,8 @@ def morpheus_faces(m: MorpheusSettings, board: MorpheusBoard, store: HistoryStor
     }
     for name in ("accept", "override", "reject", "reset"):
         routes[f"{PREFIX}/slo/{name}"] = command(name)
-    service = slo_advisor_service(board, metrics, now=now, queue=m.queue, require_sign_off=m.slo.require_sign_off)
+    service = slo_advisor_service(board, metrics, now=now, queue=m.queue, require_sign_off=m.slo.require_sign_off,
+                                  deadline_control=deadline_control)
     return MorpheusFaces(service, routes, status)
 
 

@@ -8,8 +8,8 @@
 - GetSlo(job_name): one of them; INVALID_ARGUMENT without a name, NOT_FOUND for an unknown job.
 - ListReservations(queue): the reservations Harvester manages (not the RM's other ones), with
   their lifecycle state and the reason for it; allocations are the stages from the arrival.
-- GetDeadlineControl: Jockey's (paper 001); UNIMPLEMENTED until its live side is built — a
-  `deadline_control` callable passed here serves it then.
+- GetDeadlineControl: Jockey's (paper 001) view of one deadline job, served by the
+  `deadline_control` callable (advice/jockey_http.py); UNIMPLEMENTED when Jockey is disabled.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from harvester.observability.metrics import Metrics
 from harvester.v1 import slo_pb2, slo_pb2_grpc
 
 SERVICE = "harvester.v1.SloAdvisor"
-JOCKEY_WHY = "Jockey's deadline control (paper 001) has no live side in this Harvester yet"
+JOCKEY_WHY = "Jockey is disabled: set jockey.enabled: true with its jobs (docs/jockey.md)"
 
 
 def _steps(memory_mb: tuple[int, ...], vcores: tuple[int, ...], step_s: float) -> list[Any]:

@@ -179,6 +179,8 @@ def decide(ctx: DeadlineContext) -> DeadlineDecision:
     if prm.cap_to_demand and ctx.demand is not None and new > max(ctx.demand, lo_cap):
         why += f"; capped to demand {ctx.demand} (running + ready + next-wave tasks)"
         new = max(ctx.demand, lo_cap)
+        if new < cur:
+            rule = Rule.LOWER  # the cap releases containers, whatever the deadline asked for
     f_new = float(finish[_level_at_most(levels, new)])
     return DeadlineDecision(ctx.job_id, ctx.now, int(new), cur, target, rule, p, elapsed, f_new, f_cur,
                             f"{rule.value} {cur}→{new}: {why}. {head}")

@@ -12,7 +12,10 @@ One tick, `reconcile(...)`:
    DRIFTED (and, with `correct_drift`, decides an update back), its absence makes it LOST
    (or DELETED once its window is over: the RM archives ended reservations). A future window
    the plan no longer wants is deleted; one the plan re-placed is updated to the new spec; an
-   ended one-off is deleted `delete_ended_after_s` after its window.
+   ended one-off is deleted `delete_ended_after_s` after its window. A reservation HANDED OVER
+   to another owner (`handed_over`: Jockey drives its size, loop/jockey.py) follows the RM's
+   list instead: its record takes the listed definition, and no drift correction or re-plan
+   update is decided for it (one owner per reservation).
 3. Every wanted window without a live record (and not refused for this window before) gets a
    PLANNED record and a submit, if it is still `submittable`.
 `fold(...)` then applies the actuator's results: sent submits become SUBMITTED with their id,
@@ -66,6 +69,7 @@ class _Tick:
     actions: list[ReservationAction] = field(default_factory=list)
     nudges: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    handed_over: frozenset[str] = frozenset()
 
     def count(self, what: str) -> None:
         self.counts[what] = self.counts.get(what, 0) + 1
@@ -92,10 +96,12 @@ def _move(r: ManagedReservation, state: ReservationState, now: float, reason: st
 
 
 def reconcile(now: float, records: Mapping[str, ManagedReservation], listed: Sequence[Listed],
-              desired: Mapping[str, Desired], params: ReconcileParams, stimulus_id: str = "") -> Reconciled:
+              desired: Mapping[str, Desired], params: ReconcileParams, stimulus_id: str = "",
+              handed_over: frozenset[str] = frozenset()) -> Reconciled:
     """One reconciliation step (module docstring)."""
     t = _Tick(now, params, {k: r for k, r in records.items()
-                            if not (r.terminal and now - r.lifecycle.since > TERMINAL_KEPT_S)})
+                            if not (r.terminal and now - r.lifecycle.since > TERMINAL_KEPT_S)},
+              handed_over=handed_over)
     by_id = {entry.reservation_id: entry for entry in listed}
     known = {r.reservation_id for r in t.records.values() if r.reservation_id}
     held = list(t.records.items())  # adopted ones were decided on in `_adopt`
@@ -164,6 +170,9 @@ def _one(t: _Tick, r: ManagedReservation, entry: Listed | None, want: Desired | 
         t.act(DeleteReservation(key=r.key, as_of=now, reservation_id=entry.reservation_id, stimulus_id=stimulus_id,
                                 reason=f"still listed: delete {r.key} again"))
         return r
+    handed = entry.reservation_id in t.handed_over
+    if handed and not entry.spec.equivalent(r.spec):
+        r = replace(r, spec=entry.spec).note(now, f"resized by its owner: {_shape(entry.spec)} (the RM's list)")
     timed = by_time(r.spec, now_ms)
     if r.state is S.SUBMITTED:
         r = _move(r, timed, now, "listed by the RM")
@@ -182,7 +191,8 @@ def _one(t: _Tick, r: ManagedReservation, entry: Listed | None, want: Desired | 
         t.act(DeleteReservation(key=r.key, as_of=now, reservation_id=entry.reservation_id, stimulus_id=stimulus_id,
                                 reason=f"{r.job}'s window is no longer planned"))
         return r.to(S.DELETING, now, "no longer planned")
-    if r.state is S.SCHEDULED and want is not None and not want.spec.equivalent(r.base) and r.refused != want.spec:
+    if r.state is S.SCHEDULED and want is not None and not want.spec.equivalent(r.base) and r.refused != want.spec \
+            and not handed:
         t.act(UpdateReservation(key=r.key, as_of=now, reservation_id=entry.reservation_id, spec=want.spec, rebase=True,
                                 stimulus_id=stimulus_id, reason=f"re-planned: {_shape(r.base)} -> {_shape(want.spec)}"))
     if r.state is S.ENDED and r.spec.recurrence_ms == 0 and now_ms - r.spec.deadline_ms >= p.delete_ended_after_s * 1000:

@@ -136,7 +136,7 @@ class GuardTick:
                 result = TickResult({"acted": False, "why": "no new snapshot", "action_errors": len(errors)})
             else:
                 result = self._decide(now, snap, errors)
-            if self._nudges is not None and self._nudges.pending() is not None:
+            if self._nudges is not None and self._nudges.pending(now) is not None:
                 self._nudge(now, snap, stale)
             self._publish_status()
             records, self._records = self._records, []

@@ -19,6 +19,12 @@ One tick, in order:
    is asked of the guard (loop/nudge.NudgeChannel; decisions/nudge.py says why).
 6. The plan, the records with their status histories, grants, nudges and the recent actions
    with their fate are published on the board (board/morpheus.py).
+One owner per reservation: an open reservation Jockey drives (loop/jockey.py) is HANDED OVER
+(`hand_over` / `hand_back`, the `ReservationCoordinator` port): reconciliation follows its size
+from the RM's list and decides no drift correction, re-plan or DRA grant for it; its resizes
+pass LowCost's admission first (`admit`: the job's placement with the new size must fit the
+plan beside every other placement) and are kept in the plan once sent (`commit`), until it is
+handed back (then the job's own placement is restored).
 The ports are small so the simulator can tick this very object: a `ReservationObserver`
 (list, plan capacity, demands) and a `ReservationActuator` (apply → results).
 """
@@ -32,13 +38,15 @@ from typing import Mapping, Protocol, Sequence
 from harvester.board.morpheus import ActionEntry, GrantEntry, MorpheusBoard, MorpheusModel, PlannedEntry, ReservationsView
 from harvester.config_morpheus import MorpheusSettings
 from harvester.decisions.nudge import NudgeOutcome
+from harvester.decisions.deadline_reservation import max_per_step
 from harvester.decisions.reprovisioning import DraContext, DraParams, JobDemand, decide_reprovisioning
 from harvester.decisions.reservation_actions import (
-    DeleteReservation, Outcome, ReservationAction, ReservationResult, SubmitReservation, UpdateReservation,
+    DeleteReservation, Outcome, ReservationAction, ReservationResult, ReservationSpec, SubmitReservation,
+    UpdateReservation,
 )
 from harvester.decisions.reservation_lifecycle import ManagedReservation, ReservationState
 from harvester.decisions.reservation_packing import lowcost
-from harvester.decisions.reservation_plan import Plan, PlanError, empty_plan
+from harvester.decisions.reservation_plan import Placement, Plan, PlanError, empty_plan
 from harvester.decisions.reservation_reconcile import Listed, ReconcileParams, fold, reconcile
 from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, due_nudges, request_for
 from harvester.domain import Resources
@@ -96,6 +104,8 @@ class MorpheusReservations:
         self._nudge_log: deque[NudgeOutcome] = deque(maxlen=50)
         self._checked: float | None = None
         self._dra_skipped: dict[str, str] = {}
+        self._handed: dict[str, str] = {}          # reservation id → its owner (loop/jockey.py)
+        self._resized: set[str] = set()             # jobs whose placement an owner's resize replaced
         self._seq = 0
         self._container = Resources(settings.plan.container_memory_mb, settings.plan.container_vcores)
         self._params = ReconcileParams(settings.reservations.name_prefix, settings.queue,
@@ -121,7 +131,8 @@ class MorpheusReservations:
             desired, problems = desired_windows(now, [PlannedJob(e.job, e.terms, e.placement) for e in self._planned.values()],
                                                 step_s=self._s.step_s, lead_s=r.renew_lead_s, min_lead_s=r.min_lead_s,
                                                 recurring=r.mode == "recurring", prefix=r.name_prefix)
-            rec = reconcile(now, self._records, listed, desired, self._params, stimulus)
+            rec = reconcile(now, self._records, listed, desired, self._params, stimulus,
+                            handed_over=frozenset(self._handed))
             actions = list(rec.actions)
             grants = self._dra(now, rec.records, stimulus)
             actions += [g.action for g in grants]
@@ -207,6 +218,60 @@ class MorpheusReservations:
                     self._plan = self._plan.remove(gid)
                 del self._grants[gid]
 
+    # --- one owner per reservation (the ReservationCoordinator port of loop/jockey.py) -------
+
+    def hand_over(self, reservation_id: str, owner: str) -> None:
+        with self._lock:
+            self._handed[reservation_id] = owner
+
+    def hand_back(self, reservation_id: str) -> None:
+        with self._lock:
+            self._handed.pop(reservation_id, None)
+            job = self._job_of(reservation_id)
+            if job is None or job not in self._resized or self._plan is None:
+                return
+            self._resized.discard(job)
+            entry = self._planned.get(job)
+            try:
+                plan = self._plan.remove(job) if job in self._plan.placements else self._plan
+                self._plan = plan.add(entry.placement) if entry is not None else plan
+            except PlanError:
+                pass  # the plan changed meanwhile: the job is placed again when its terms change
+
+    def admit(self, reservation_id: str, spec: ReservationSpec) -> str | None:
+        """None when LowCost's plan admits `spec` as the size of this reservation (or the plan
+        does not hold its job: then the RM's own admission applies), else why not."""
+        with self._lock:
+            try:
+                self._resize(reservation_id, spec)
+            except PlanError as exc:
+                return f"LowCost admission: {exc}"
+            return None
+
+    def commit(self, reservation_id: str, spec: ReservationSpec) -> None:
+        with self._lock:
+            try:
+                plan = self._resize(reservation_id, spec)
+            except PlanError:
+                return  # the RM holds it anyway; the plan catches up when it is handed back
+            job = self._job_of(reservation_id)
+            if plan is not None and job is not None:
+                self._plan = plan
+                self._resized.add(job)
+
+    def _job_of(self, reservation_id: str) -> str | None:
+        return next((r.job for r in self._records.values() if r.reservation_id == reservation_id), None)
+
+    def _resize(self, reservation_id: str, spec: ReservationSpec) -> Plan | None:
+        job = self._job_of(reservation_id)
+        if job is None or self._plan is None or job not in self._plan.placements:
+            return None
+        cur = self._plan.placements[job]
+        step_ms = int(round(self._s.step_s * 1000))
+        alloc = max_per_step(spec, step_ms, max(len(cur.alloc), -(-spec.length_ms // step_ms)))
+        return self._plan.remove(job).add(Placement(job, cur.container, cur.period_steps, cur.start, alloc,
+                                                    "resized by its owner (Jockey)"))
+
     # --- 3. DRA ----------------------------------------------------------------------------
 
     def _dra(self, now: float, records: Mapping[str, ManagedReservation], stimulus: str) -> list:  # type: ignore[type-arg]
@@ -214,7 +279,8 @@ class MorpheusReservations:
         self._dra_skipped = {}
         if not d.enabled or self._s.reservations.mode != "one_off" or self._plan is None:
             return []
-        active = [r for r in records.values() if r.state is ReservationState.ACTIVE and r.reservation_id]
+        active = [r for r in records.values() if r.state is ReservationState.ACTIVE and r.reservation_id
+                  and r.reservation_id not in self._handed]
         if not active:
             return []
         demands = self._observer.demands()

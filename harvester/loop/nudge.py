@@ -2,7 +2,9 @@
 a nudge, and the guard loop, which alone writes node resources and therefore decides HOW
 (decisions/nudge.py says why; loop/guard.py sends it inside its tick).
 
-`request(reasons, at)` adds reasons to the pending nudge; the guard's tick `take()`s it, and
+`request(reasons, at)` adds reasons to the pending nudge (with `not_before`: only once the
+guard's clock reaches that time — a change the plan follower applies later, such as the stage
+Jockey's resize starts at a future second); the guard's tick `take()`s it, and
 reports back `done(...)` (sent, or covered by its own update) or `deferred(...)` (kept
 pending: stale telemetry, no settled node, a failed POST). Outcomes are kept in a bounded log
 and handed to `on_outcome` (the reservation loop publishes them on the state board).
@@ -31,17 +33,28 @@ class NudgeChannel:
         self._reasons: list[str] = []
         self._since: float | None = None
         self._last_note: str | None = None
+        self._later: list[tuple[float, str]] = []  # (not before, reason)
         self.log: deque[NudgeOutcome] = deque(maxlen=LOG_SIZE)
 
-    def request(self, reasons: Sequence[str], at: float) -> None:
+    def request(self, reasons: Sequence[str], at: float, not_before: float | None = None) -> None:
         if not reasons:
             return
         with self._lock:
+            if not_before is not None and not_before > at:
+                self._later.extend((not_before, r) for r in reasons)
+                return
             self._reasons.extend(reasons)
             self._since = at if self._since is None else min(self._since, at)
 
-    def pending(self) -> tuple[tuple[str, ...], float] | None:
+    def pending(self, now: float | None = None) -> tuple[tuple[str, ...], float] | None:
+        """The pending nudge's reasons and since when; `now` first adds the deferred requests due."""
         with self._lock:
+            if now is not None and self._later:
+                due = [r for t, r in self._later if t <= now]
+                if due:
+                    self._later = [(t, r) for t, r in self._later if t > now]
+                    self._reasons.extend(due)
+                    self._since = now if self._since is None else min(self._since, now)
             return None if self._since is None else (tuple(self._reasons), self._since)
 
     def done(self, at: float, node_id: str | None, note: str) -> None:

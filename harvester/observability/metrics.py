@@ -8,7 +8,8 @@ Later stages add their metrics here, next to these.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections import Counter as Counter_
+from typing import Any, Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -202,6 +203,42 @@ class Metrics:
             ["source"], registry=r,
         )
 
+        # Jockey (paper 001: deadline jobs resized through their reservation)
+        self.jockey_jobs = Gauge(
+            "harvester_jockey_jobs", "Deadline jobs at the last control tick, by state (running, idle, no_reservation, "
+            "model_error).", ["state"], registry=r,
+        )
+        self.jockey_progress = Gauge(
+            "harvester_jockey_progress", "Progress p of a deadline job's running app (totalworkWithQ, §4.2), 0..1.",
+            ["job"], registry=r,
+        )
+        self.jockey_containers = Gauge(
+            "harvester_jockey_allocation_containers", "A deadline job's allocation in containers: current = what its "
+            "reservation holds now, decided = the control decision, target = the smallest allocation meeting the "
+            "deadline (before hysteresis and the demand cap).", ["job", "kind"], registry=r,
+        )
+        self.jockey_finish = Gauge(
+            "harvester_jockey_predicted_finish_seconds", "Predicted finish of a deadline job, seconds after its "
+            "submission, at the decided and at the current allocation (F(a) = elapsed + slack·C_q(p, a)).",
+            ["job", "at"], registry=r,
+        )
+        self.jockey_deadline = Gauge(
+            "harvester_jockey_deadline_seconds", "A running deadline job's deadline, seconds after its submission.",
+            ["job"], registry=r,
+        )
+        self.jockey_elapsed = Gauge(
+            "harvester_jockey_elapsed_seconds", "Seconds since a running deadline job's submission.", ["job"], registry=r,
+        )
+        self.jockey_decisions = Counter(
+            "harvester_jockey_decisions_total", "Control decisions by job and rule (raise, hold, lower, best_effort).",
+            ["job", "rule"], registry=r,
+        )
+        self.jockey_updates = Counter(
+            "harvester_jockey_reservation_updates_total",
+            "Reservation updates Jockey decided, by outcome (sent, refused, failed, dropped, dry_run).", ["outcome"],
+            registry=r,
+        )
+
     # --- record helpers -------------------------------------------------------------------
 
     def record_tick(self, loop: str, ok: bool, seconds: float, at: float) -> None:
@@ -337,3 +374,30 @@ class Metrics:
     def exposition(self) -> bytes:
         """The registry in Prometheus text format."""
         return generate_latest(self.registry)
+
+    def record_jockey(self, jobs: Sequence[Any]) -> None:
+        """One control tick's jobs (board/jockey.JobControl): series of jobs not running are removed."""
+        self._set_series(self.jockey_jobs, dict(Counter_(j.state for j in jobs)))
+        for g in (self.jockey_progress, self.jockey_containers, self.jockey_finish, self.jockey_deadline,
+                  self.jockey_elapsed):
+            g.clear()
+        for j in jobs:
+            if j.progress is None:
+                continue
+            self.jockey_progress.labels(j.job).set(j.progress)
+            for kind, v in (("current", j.allocation), ("decided", j.decided), ("target", j.target)):
+                if v is not None:
+                    self.jockey_containers.labels(j.job, kind).set(v)
+            for at, v in (("decided", j.predicted_finish_s), ("current", j.predicted_finish_current_s)):
+                if v is not None:
+                    self.jockey_finish.labels(j.job, at).set(v)
+            if j.utility is not None:
+                self.jockey_deadline.labels(j.job).set(j.utility.deadline_s)
+            if j.elapsed_s is not None:
+                self.jockey_elapsed.labels(j.job).set(j.elapsed_s)
+            if j.rule:
+                self.jockey_decisions.labels(j.job, j.rule).inc()
+
+    def record_jockey_updates(self, by_outcome: Mapping[str, int]) -> None:
+        for outcome, n in by_outcome.items():
+            self.jockey_updates.labels(outcome).inc(n)

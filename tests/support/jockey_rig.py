@@ -1,0 +1,120 @@
+"""A running Harvester with Jockey on, against the emulated 3.3.6 RM over real HTTP (a SimClock the
+test steps): the rig of the Jockey e2e and advice tests.
+
+The deadline job is a MapReduce sleep job (`sleep -m MAPS -r 0 -mt MAP_S·1000`, the recorded
+client) named `nightly-sort-<date>`: its recurring name is `nightly-sort`. Its prior runs are
+written as the documented prior-runs JSON: MAPS maps of MAP_S seconds of work after the MR
+task's start-up (emulator/records.MR_TASK_STARTUP_S, read off the recordings), with ±5 % spread.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from harvester.app import Harvester
+from harvester.config import parse_settings
+from harvester.domain import Resources
+from harvester.emulator.records import MR_TASK_STARTUP_S, AmKind, App, AppSpec
+from rm_client import Interpreter, ReservationDefinition, ReservationRequest, Resource
+
+from emu_cluster import EmuCluster
+
+JOB = "nightly-sort"
+MAPS = 12
+MAP_S = 60.0
+
+
+def write_prior_runs(path: Path, runs: int = 6, maps: int = MAPS, map_s: float = MAP_S, width: int = 4) -> Path:
+    """`runs` past runs at `width` containers (waves of maps), as the prior-runs JSON."""
+    out = []
+    for r in range(runs):
+        attempts = []
+        for i in range(maps):
+            work = map_s * (0.95 + 0.1 * ((7 * i + 3 * r) % 11) / 10.0)
+            start = (i // width) * (map_s * 1.1 + MR_TASK_STARTUP_S)
+            attempts.append({"stage": "map", "task": i, "attempt": 0, "ready_s": 0.0, "start_s": start,
+                             "end_s": start + MR_TASK_STARTUP_S + work, "init_s": MR_TASK_STARTUP_S})
+        out.append({"run_id": f"2026-11-{10 + r:02d}", "stages": [{"name": "map", "tasks": maps, "parents": []}],
+                    "attempts": attempts})
+    path.write_text(json.dumps({"job": JOB, "runs": out}), encoding="utf-8")
+    return path
+
+
+class JockeyRig:
+    def __init__(self, tmp: Path, *, deadline_s: float = 150.0, morpheus: dict[str, Any] | None = None,
+                 jockey: dict[str, Any] | None = None, reservation_name: str | None = "nightly-sort-window") -> None:
+        self.cluster = EmuCluster(start=1_795_430_000.0 + 20.0)
+        runs = write_prior_runs(tmp / "nightly-sort-runs.json")
+        job: dict[str, Any] = {"runs": str(runs), "table": str(tmp / "nightly-sort.npz"), "deadline_s": deadline_s}
+        if reservation_name:
+            job["reservation_name"] = reservation_name
+        settings = parse_settings({
+            "server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
+            "store": {"backend": "memory"},
+            "cluster": {"source": "rm"},
+            "rm": {"urls": [self.cluster.url], "user": "root", "max_retries": 0, "read_timeout_s": 5},
+            "telemetry": {"poll_interval_s": 2, "stale_after_s": 30},
+            "harvesting": {"actuate": False, "tenants": [{"tenant": "svc", "environment": "prod",
+                                                          "hostname_pattern": "^localhost$"}],
+                           "node_resources": {"physical_cores": 8}, "control_period_s": 1},
+            "morpheus": morpheus or {"enabled": False},
+            "jockey": {"enabled": True, "control_period_s": 5, "runs_per_level": 50,
+                       "jobs": {JOB: job}, **(jockey or {})},
+        }, environ={})
+        self.app = Harvester(settings, clock=self.cluster.clock, registry=CollectorRegistry())
+        self.app.start(run_loops=False)
+        self.every = {"telemetry": 2, "guard": 1, "jockey": 5}
+        if (morpheus or {}).get("enabled"):
+            self.every.update({"morpheus-refit": 60, "morpheus-reservations": 5})
+        self.elapsed = 0
+
+    def step(self, seconds: int) -> None:
+        """Advance 1 s at a time, ticking each loop at its interval (as its thread would)."""
+        for _ in range(seconds):
+            self.cluster.advance(1.0)
+            self.elapsed += 1
+            for name, every in self.every.items():
+                if self.elapsed % every == 0 or self.elapsed == 1:
+                    loop = self.app.loop(name)
+                    assert loop.run_once() is not None, f"{name}: {loop.status()['last_error']}"
+
+    def reserve(self, containers: int, arrival_in_s: float, length_s: float, name: str = "nightly-sort-window") -> str:
+        """Submit a one-stage reservation as a user's workflow would (R_ORDER_NO_GAP, a gang)."""
+        c = self.cluster.client
+        arrival = int((self.cluster.clock.now() + arrival_in_s) * 1000)
+        rid = c.new_reservation()
+        c.submit_reservation(rid, "root.default", ReservationDefinition(
+            arrival_ms=arrival, deadline_ms=arrival + int(length_s * 1000), name=name,
+            interpreter=Interpreter(3), recurrence_period_ms=0,
+            requests=(ReservationRequest(Resource(1024, 1), containers, containers, int(length_s * 1000)),)))
+        return rid
+
+    def submit_job(self, reservation_id: str, maps: int = MAPS, map_s: float = MAP_S) -> App:
+        """The deadline job: the MR sleep job into the reservation (AppSpec as Workload.mapreduce_sleep)."""
+        return self.cluster.work.submit(AppSpec(
+            name=f"{JOB}-2026-11-25", app_type="MAPREDUCE", kind=AmKind.MAPREDUCE, am=Resources(1024, 1),
+            workers=maps, worker=Resources(1024, 1), worker_duration_s=map_s, worker_cpu_cores=0.05,
+            worker_mem_used_mb=300.0, worker_startup_s=MR_TASK_STARTUP_S, reservation_id=reservation_id))
+
+    def admin(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        url = f"http://{self.app.admin.address}{path}"
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST")
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as err:
+            return {"status": err.code, **json.loads(err.read())}
+
+    def metrics(self) -> str:
+        with urllib.request.urlopen(f"http://{self.app.admin.address}/metrics", timeout=5) as r:
+            return r.read().decode()
+
+    def close(self) -> None:
+        self.app.stop()
+        self.cluster.close()
