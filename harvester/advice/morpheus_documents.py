@@ -138,6 +138,7 @@ def reservations_doc(view: ReservationsView) -> dict[str, Any]:
         "reservations": [record_doc(r) for r in view.records],
         "grants": [asdict(g) for g in view.grants],
         "dra_not_now": dict(view.dra_skipped),
+        "handed_over": dict(view.handed_over),
         "nudges": [asdict(n) for n in view.nudges],
         "actions": [asdict(a) for a in view.actions],
         "problems": list(view.problems),

@@ -97,6 +97,7 @@ class ReservationsView:
     problems: tuple[str, ...] = ()
     actions: tuple[ActionEntry, ...] = ()
     dra_skipped: Mapping[str, str] = field(default_factory=dict)   # open reservation → why no grant now
+    handed_over: Mapping[str, str] = field(default_factory=dict)   # reservation → its owner now (Jockey)
 
     def current(self, job: str, now: float) -> ManagedReservation | None:
         """The job's reservation whose window is open at `now`, else its next one."""

@@ -345,5 +345,5 @@ class MorpheusReservations:
             grants=tuple(self._grant_log), nudges=tuple(self._nudge_log),
             plan_capacity=None if plan is None else (int(plan.capacity[0, 0]), int(plan.capacity[1, 0])),
             plan_peak_cost=peak, listed_at=listed_at, problems=problems, actions=tuple(self._actions),
-            dra_skipped=dict(self._dra_skipped)))
+            dra_skipped=dict(self._dra_skipped), handed_over=dict(self._handed)))
         self._metrics.record_morpheus_reservations(Counter(r.state.value for r in records), peak)

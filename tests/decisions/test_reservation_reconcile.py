@@ -182,3 +182,18 @@ def test_an_adopted_reservation_of_another_shape_is_updated_to_the_plan_next_tic
     assert first.actions == [] and first.records[d.key].spec == old
     (a,) = reconcile(15.0, first.records, [listed_of(d, "r_40", old)], {d.key: d}, P).actions
     assert isinstance(a, UpdateReservation) and a.spec == d.spec and a.rebase
+
+
+def test_a_handed_over_reservation_follows_the_rms_list_and_is_neither_corrected_nor_replanned() -> None:
+    d = window(PERIOD_MS)
+    rid = "reservation_1_0009"
+    records = {d.key: submitted(d, rid).to(S.SCHEDULED, 1.0, "listed")}
+    jockeys = spec_from_steps(d.spec.name, d.spec.arrival_ms, (2, 5, 5), 60_000, C)  # the owner resized it
+    moved = window(PERIOD_MS, alloc=(3, 3, 3))  # and the plan would re-place it
+    out = reconcile(10.0, records, [listed_of(d, rid, jockeys)], {d.key: moved}, P, handed_over=frozenset({rid}))
+    assert out.actions == [] and out.counts.get("drifted") is None
+    r = out.records[d.key]
+    assert r.state is S.SCHEDULED and r.spec == jockeys and "resized by its owner" in r.events[-1][1]
+    # once handed back, the same list is drift again (and the re-plan applies)
+    back = reconcile(20.0, records, [listed_of(d, rid, jockeys)], {d.key: moved}, P)
+    assert back.records[d.key].state is S.DRIFTED and back.actions

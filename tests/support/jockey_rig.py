@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry
 from harvester.app import Harvester
 from harvester.config import parse_settings
 from harvester.domain import Resources
+from harvester.emulator.demo_recurring import RecurringJob, recurring_history
 from harvester.emulator.records import MR_TASK_STARTUP_S, AmKind, App, AppSpec
 from rm_client import Interpreter, ReservationDefinition, ReservationRequest, Resource
 
@@ -29,7 +30,8 @@ MAPS = 12
 MAP_S = 60.0
 
 
-def write_prior_runs(path: Path, runs: int = 6, maps: int = MAPS, map_s: float = MAP_S, width: int = 4) -> Path:
+def write_prior_runs(path: Path, runs: int = 6, maps: int = MAPS, map_s: float = MAP_S, width: int = 4,
+                     job: str = JOB) -> Path:
     """`runs` past runs at `width` containers (waves of maps), as the prior-runs JSON."""
     out = []
     for r in range(runs):
@@ -41,16 +43,19 @@ def write_prior_runs(path: Path, runs: int = 6, maps: int = MAPS, map_s: float =
                              "end_s": start + MR_TASK_STARTUP_S + work, "init_s": MR_TASK_STARTUP_S})
         out.append({"run_id": f"2026-11-{10 + r:02d}", "stages": [{"name": "map", "tasks": maps, "parents": []}],
                     "attempts": attempts})
-    path.write_text(json.dumps({"job": JOB, "runs": out}), encoding="utf-8")
+    path.write_text(json.dumps({"job": job, "runs": out}), encoding="utf-8")
     return path
 
 
 class JockeyRig:
     def __init__(self, tmp: Path, *, deadline_s: float = 150.0, morpheus: dict[str, Any] | None = None,
-                 jockey: dict[str, Any] | None = None, reservation_name: str | None = "nightly-sort-window") -> None:
+                 jockey: dict[str, Any] | None = None, reservation_name: str | None = "nightly-sort-window",
+                 name: str = JOB, maps: int = MAPS, map_s: float = MAP_S,
+                 history: RecurringJob | None = None) -> None:
         self.cluster = EmuCluster(start=1_795_430_000.0 + 20.0)
-        runs = write_prior_runs(tmp / "nightly-sort-runs.json")
-        job: dict[str, Any] = {"runs": str(runs), "table": str(tmp / "nightly-sort.npz"), "deadline_s": deadline_s}
+        self.name, self.maps, self.map_s = name, maps, map_s
+        runs = write_prior_runs(tmp / f"{name}-runs.json", maps=maps, map_s=map_s, job=name)
+        job: dict[str, Any] = {"runs": str(runs), "table": str(tmp / f"{name}.npz"), "deadline_s": deadline_s}
         if reservation_name:
             job["reservation_name"] = reservation_name
         settings = parse_settings({
@@ -64,9 +69,13 @@ class JockeyRig:
                            "node_resources": {"physical_cores": 8}, "control_period_s": 1},
             "morpheus": morpheus or {"enabled": False},
             "jockey": {"enabled": True, "control_period_s": 5, "runs_per_level": 50,
-                       "jobs": {JOB: job}, **(jockey or {})},
+                       "jobs": {name: job}, **(jockey or {})},
         }, environ={})
         self.app = Harvester(settings, clock=self.cluster.clock, registry=CollectorRegistry())
+        if history is not None:  # Morpheus's recurring job: its past runs and provenance (tests/support/morpheus_rig.py)
+            past, accesses = recurring_history(self.cluster.clock.now(), jobs=(history,), origin="rm")
+            self.app.store.append_job_runs(past)
+            self.app.store.append_provenance("it", accesses, [], None, self.cluster.clock.now())
         self.app.start(run_loops=False)
         self.every = {"telemetry": 2, "guard": 1, "jockey": 5}
         if (morpheus or {}).get("enabled"):
@@ -94,11 +103,11 @@ class JockeyRig:
             requests=(ReservationRequest(Resource(1024, 1), containers, containers, int(length_s * 1000)),)))
         return rid
 
-    def submit_job(self, reservation_id: str, maps: int = MAPS, map_s: float = MAP_S) -> App:
+    def submit_job(self, reservation_id: str) -> App:
         """The deadline job: the MR sleep job into the reservation (AppSpec as Workload.mapreduce_sleep)."""
         return self.cluster.work.submit(AppSpec(
-            name=f"{JOB}-2026-11-25", app_type="MAPREDUCE", kind=AmKind.MAPREDUCE, am=Resources(1024, 1),
-            workers=maps, worker=Resources(1024, 1), worker_duration_s=map_s, worker_cpu_cores=0.05,
+            name=f"{self.name}-2026-11-25", app_type="MAPREDUCE", kind=AmKind.MAPREDUCE, am=Resources(1024, 1),
+            workers=self.maps, worker=Resources(1024, 1), worker_duration_s=self.map_s, worker_cpu_cores=0.05,
             worker_mem_used_mb=300.0, worker_startup_s=MR_TASK_STARTUP_S, reservation_id=reservation_id))
 
     def admin(self, path: str, body: dict[str, Any] | None = None) -> Any:
