@@ -1,6 +1,6 @@
 """Jockey's control decision: a deadline job's guaranteed allocation, each period (EuroSys'12 §4) — pure.
 
-Each control period the loop (second wave) hands over what the job manager reports — tasks
+Each control period the loop (loop/jockey.py) hands over what the job manager reports — tasks
 completed per stage — with the elapsed time, the current allocation, a completion predictor
 (the precomputed C(p, a) table or the Amdahl alternative, models/completion_time.py), the job's
 utility (decisions/deadline_utility.py) and these parameters. The decision:
@@ -36,7 +36,7 @@ utility (decisions/deadline_utility.py) and these parameters. The decision:
    until the next period at least. The paper's rules are this with `cap_to_demand=False`;
    docs/evaluation/jockey.md measures both.
 The decision carries its formula and inputs as its reason (DESIGN.md principle 4); it is data
-for the actuator (the job's YARN reservation, second wave), never an action performed here.
+for the actuator (the job's YARN reservation: decisions/deadline_reservation.py), never an action performed here.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class Rule(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class DeadlineParams:
-    """Policy knobs (module docstring); config wiring comes with the second wave."""
+    """Policy knobs (module docstring); live, from the `jockey:` settings (config_jockey.py)."""
 
     quantile: float = 0.95
     slack: float = 1.3

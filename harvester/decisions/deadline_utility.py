@@ -15,7 +15,7 @@ The shape here, for a job finishing `t` seconds after it started:
 `hard_deadline_s = deadline_s` (the default) is a pure hard deadline; a positive
 `soft_penalty_per_s` with a later hard deadline is a soft deadline that turns hard. U never
 increases with t (validated), so finishing earlier is never worse. Values come from a params
-dataclass; the config and API wiring is the second wave's.
+dataclass; live, from `jockey.jobs` (config_jockey.py) or `POST /v1/jockey/deadline`.
 """
 
 from __future__ import annotations

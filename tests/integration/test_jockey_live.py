@@ -84,8 +84,8 @@ def test_jockey_resizes_the_jobs_reservation_on_a_live_rm(live_hadoop: Any, clie
         harvester.start()
 
         def decided() -> dict[str, Any] | None:
-            doc = harvester.jockey.status()["jobs"][run]  # type: ignore[union-attr]
-            return doc if doc["state"] == "running" and doc["decided"] is not None else None
+            doc = harvester.jockey.status()["jobs"].get(run)  # type: ignore[union-attr]  # {} before the first tick
+            return doc if doc and doc["state"] == "running" and doc["decided"] is not None else None
         doc = wait_for(decided, timeout_s=60, what="Jockey's first decision on the running app")
         view = harvester.control.jockey_board.control().job(run)
         assert view is not None and view.app_id == app_id and view.reservation_id == rid
