@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from harvester.config_morpheus import MorpheusSettings
 from harvester.decisions.deadline_control import DeadlineParams
 from harvester.decisions.deadline_utility import DeadlineUtility
 
@@ -94,9 +95,7 @@ class JockeySettings(_Section):
     @field_validator("queue")
     @classmethod
     def _full_path(cls, v: str) -> str:
-        if not v.startswith("root.") or v.endswith("."):
-            raise ValueError(f"must be the full queue path, e.g. root.default, got {v!r}")
-        return v
+        return MorpheusSettings._full_path(v)  # one rule for the plan queue's name
 
     def params(self, job: JockeyJob) -> DeadlineParams:
         return DeadlineParams(quantile=self.quantile, slack=self.slack, early_slack=self.early_slack,

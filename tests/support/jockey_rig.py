@@ -24,6 +24,7 @@ from harvester.emulator.records import MR_TASK_STARTUP_S, AmKind, App, AppSpec
 from rm_client import Interpreter, ReservationDefinition, ReservationRequest, Resource
 
 from emu_cluster import EmuCluster
+from morpheus_rig import Rig
 
 JOB = "nightly-sort"
 MAPS = 12
@@ -47,11 +48,13 @@ def write_prior_runs(path: Path, runs: int = 6, maps: int = MAPS, map_s: float =
     return path
 
 
-class JockeyRig:
+class JockeyRig(Rig):
+    """Morpheus's rig (its `step`, `until`, `close`) with Jockey on and the deadline job's history."""
+
     def __init__(self, tmp: Path, *, deadline_s: float = 150.0, morpheus: dict[str, Any] | None = None,
                  jockey: dict[str, Any] | None = None, reservation_name: str | None = "nightly-sort-window",
                  name: str = JOB, maps: int = MAPS, map_s: float = MAP_S,
-                 history: RecurringJob | None = None) -> None:
+                 history: RecurringJob | None = None) -> None:  # not Rig's: that one builds a Morpheus-only Harvester
         self.cluster = EmuCluster(start=1_795_430_000.0 + 20.0)
         self.name, self.maps, self.map_s = name, maps, map_s
         runs = write_prior_runs(tmp / f"{name}-runs.json", maps=maps, map_s=map_s, job=name)
@@ -81,16 +84,6 @@ class JockeyRig:
         if (morpheus or {}).get("enabled"):
             self.every.update({"morpheus-refit": 60, "morpheus-reservations": 5})
         self.elapsed = 0
-
-    def step(self, seconds: int) -> None:
-        """Advance 1 s at a time, ticking each loop at its interval (as its thread would)."""
-        for _ in range(seconds):
-            self.cluster.advance(1.0)
-            self.elapsed += 1
-            for name, every in self.every.items():
-                if self.elapsed % every == 0 or self.elapsed == 1:
-                    loop = self.app.loop(name)
-                    assert loop.run_once() is not None, f"{name}: {loop.status()['last_error']}"
 
     def reserve(self, containers: int, arrival_in_s: float, length_s: float, name: str = "nightly-sort-window") -> str:
         """Submit a one-stage reservation as a user's workflow would (R_ORDER_NO_GAP, a gang)."""
@@ -123,7 +116,3 @@ class JockeyRig:
     def metrics(self) -> str:
         with urllib.request.urlopen(f"http://{self.app.admin.address}/metrics", timeout=5) as r:
             return r.read().decode()
-
-    def close(self) -> None:
-        self.app.stop()
-        self.cluster.close()
