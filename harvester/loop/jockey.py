@@ -182,8 +182,10 @@ class JockeyControl:
         res = self._reservation(job, cfg, listed, now)
         running_now = int(counts.running.sum())
         current = res.spec.containers_at(int(now * 1000)) if res is not None else max(running_now, 1)
-        # the demand is known once the AM asks (RUNNING); before, nothing caps the early over-allocation
-        wants = demand(m.model, counts.done, counts.running, counts.pending) if app.state == "RUNNING" else None
+        # the demand is known once the AM has asked (a stage started); before — ACCEPTED, or registered
+        # but not yet through its first allocate call — nothing caps the early over-allocation
+        asked = app.state == "RUNNING" and any(counts.started)
+        wants = demand(m.model, counts.done, counts.running, counts.pending) if asked else None
         decision = decide(DeadlineContext(now, app.started_at, counts.done, current, m.predictor, utility,  # type: ignore[arg-type]
                                           self._s.params(cfg), p, app.app_id, wants))
         ctl = _with(base, state="running" if res is not None else "no_reservation", progress=p,
@@ -197,7 +199,7 @@ class JockeyControl:
                     note="" if res is not None else self._no_reservation(job, cfg), fate="none")
         if res is None:
             return ctl, None
-        self._own(job, res.reservation_id)
+        self._own(job, res.reservation_id, now)
         if decision.allocation == current:
             return ctl, None
         last = self._last_update.get(job)
@@ -253,9 +255,13 @@ class JockeyControl:
 
     # --- ownership, actuation, publication ---------------------------------------------------
 
-    def _own(self, job: str, reservation_id: str) -> None:
+    def _own(self, job: str, reservation_id: str, now: float) -> None:
         if self._owned.get(job) not in (None, reservation_id):
             self._release(job)
+        if self._owned.get(job) is None and self._nudges is not None and self._actuator is not None:
+            # as for Morpheus's adopted windows: 3.3.6 leaves an open window's queue at 0/0 until a nudge
+            self._nudges.request([f"Jockey took over open window {reservation_id}: its queue's capacity may be stale"],
+                                 now)
         self._owned[job] = reservation_id
         if self._coordinator is not None:
             self._coordinator.hand_over(reservation_id, f"jockey:{job}")
