@@ -217,10 +217,10 @@ def test_no_reservation_a_model_error_and_an_accepted_app() -> None:
     loop3.tick(T0)
     assert board3.control().jobs[0].decided == 5
     jobs3.app = replace(jobs3.app, state="RUNNING")  # type: ignore[arg-type]  # registered, first allocate call not yet
-    loop3.tick(T0 + 1)
-    assert board3.control().jobs[0].decided == 5 and q3.now(T0 + 2) == 5, "no demand of 0 before the AM has asked"
+    loop3.tick(T0)  # the same instant: F(5) = 1.56·(60 + 660/5) = 299.5 s, one second later 5 would not do
+    assert board3.control().jobs[0].decided == 5 and q3.now(T0) == 5, "no demand of 0 before the AM has asked"
     jobs3.at(done=0, running=2)  # now it asked: 2 run, 10 pending: the demand (12) does not cap 5
-    loop3.tick(T0 + 2)
+    loop3.tick(T0)
     assert board3.control().jobs[0].decided == 5
 
 
