@@ -15,7 +15,8 @@ immediate refit — never for `cluster.source: rm`. With Morpheus on (`morpheus.
 means on for the embedded emulator, off for a real RM) the embedded demo also runs recurring
 batch jobs, and the store gets their SYNTHESIZED past runs and provenance
 (emulator/demo_recurring.py) followed by an immediate Morpheus refit, so reservations appear
-within a minute of `make run`.
+within a minute of `make run`; with Jockey on (`jockey.enabled`: null likewise) the demo's deadline
+job runs every 15 minutes in its user's reservation and Jockey drives it (emulator/demo_deadline.py).
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ from harvester.config_harvesting import HarvestingSettings, TenantRule
 from harvester.config_morpheus import MorpheusSettings
 from harvester.control import ControlPlane
 from harvester.decisions.strategy import configured_physical_cores, selection_strategy
-from harvester.emulator import demo, demo_recurring
+from harvester.config_jockey import JockeySettings
+from harvester.emulator import demo, demo_deadline, demo_recurring
 from harvester.emulator.server import EmulatorServer
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.history.store import HistoryStore
@@ -110,6 +112,15 @@ def morpheus_settings(settings: Settings, *, embedded: bool | None = None) -> Mo
     return m
 
 
+def jockey_settings(settings: Settings, *, embedded: bool | None = None) -> JockeySettings:
+    """The `jockey:` section with `enabled: null` resolved like Morpheus's; the embedded demo
+    with no job gets the demo's deadline job (emulator/demo_deadline.py)."""
+    j = settings.jockey
+    on = j.enabled if j.enabled is not None else (settings.cluster.source == "embedded" if embedded is None else embedded)
+    j = j.model_copy(update={"enabled": on})
+    return demo_deadline.with_demo_job(j) if on and embedded else j
+
+
 def name_rule(m: MorpheusSettings) -> NameNormalizer:
     """The recurring-name rule of `morpheus.history.name_rules` (one job identity for every loop)."""
     return NameNormalizer((r.pattern, r.replace) for r in m.history.name_rules)
@@ -133,6 +144,8 @@ def start_embedded_cluster(settings: Settings, clock: Clock) -> tuple[EmulatorSe
                           load=load)
     if morpheus_settings(settings).enabled:
         demo_recurring.schedule_recurring(Workload(emu), clock.now(), seed=settings.embedded.seed)
+    if jockey_settings(settings).enabled and not settings.jockey.jobs:
+        demo_deadline.schedule_deadline_job(Workload(emu), clock.now())
     return EmulatorServer(emu, host, int(port)), load
 
 
@@ -210,7 +223,7 @@ class Harvester:
         self.metrics = Metrics(registry)
         self.store = store if store is not None else open_store(settings)
         self.source = source or build_source(settings, self.embedded)
-        j = settings.jockey
+        j = self.jockey_settings = jockey_settings(settings, embedded=self.embedded is not None)
         if (h.actuate or ((m.enabled and m.actuate) or (j.enabled and j.actuate)) and m.nudge.enabled) and actuator is None:
             actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock.now)  # nudges use it too
         s = settings.hdfs
@@ -235,7 +248,7 @@ class Harvester:
                                      max_lines=p.max_lines_per_poll) if m.enabled and (p.audit_log or p.jsonl) else None
         # the loops (data-flow order) publish on the board; the advice servers read it
         self.board = Board()
-        self.control = ControlPlane(settings.model_copy(update={"harvesting": h, "morpheus": m}), self.board,
+        self.control = ControlPlane(settings.model_copy(update={"harvesting": h, "morpheus": m, "jockey": j}), self.board,
                                     source=self.source, store=self.store, metrics=self.metrics, actuator=actuator,
                                     job_runs=job_runs, namenode=self._namenode, reservations=reservations,
                                     reservation_actuator=reservation_actuator, provenance=provenance,

@@ -73,7 +73,7 @@ class JockeyJob(UtilitySettings):
 
 
 class JockeySettings(_Section):
-    enabled: bool = Field(False, description="Run Jockey's control loop for the jobs below (needs their reservations in the plan queue).")
+    enabled: bool | None = Field(None, description="Run Jockey's control loop for the jobs below: null = on for the embedded emulator (with its demo deadline job when no job is given), off for a real RM.")
     actuate: bool = Field(True, description="Update the jobs' reservations; false = decide and publish only (a dry run).")
     queue: str = Field("root.default", description="The reservable (plan) queue holding the jobs' reservations, full path.")
     control_period_s: float = Field(30.0, gt=0, description="Control period: progress, decision, reservation update (§4.3).")

@@ -3,8 +3,9 @@ test steps): the rig of the Jockey e2e and advice tests.
 
 The deadline job is a MapReduce sleep job (`sleep -m MAPS -r 0 -mt MAP_S·1000`, the recorded
 client) named `nightly-sort-<date>`: its recurring name is `nightly-sort`. Its prior runs are
-written as the documented prior-runs JSON: MAPS maps of MAP_S seconds of work after the MR
-task's start-up (emulator/records.MR_TASK_STARTUP_S, read off the recordings), with ±5 % spread.
+written as the documented prior-runs JSON by the embedded demo's generator
+(emulator/demo_deadline.prior_runs): MAPS maps of MAP_S seconds of work after the MR task's
+start-up (emulator/records.MR_TASK_STARTUP_S, read off the recordings), with ±5 % spread.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from prometheus_client import CollectorRegistry
 from harvester.app import Harvester
 from harvester.config import parse_settings
 from harvester.domain import Resources
+from harvester.emulator.demo_deadline import prior_runs
 from harvester.emulator.demo_recurring import RecurringJob, recurring_history
 from harvester.emulator.records import MR_TASK_STARTUP_S, AmKind, App, AppSpec
 from rm_client import Interpreter, ReservationDefinition, ReservationRequest, Resource
@@ -33,18 +35,8 @@ MAP_S = 60.0
 
 def write_prior_runs(path: Path, runs: int = 6, maps: int = MAPS, map_s: float = MAP_S, width: int = 4,
                      job: str = JOB) -> Path:
-    """`runs` past runs at `width` containers (waves of maps), as the prior-runs JSON."""
-    out = []
-    for r in range(runs):
-        attempts = []
-        for i in range(maps):
-            work = map_s * (0.95 + 0.1 * ((7 * i + 3 * r) % 11) / 10.0)
-            start = (i // width) * (map_s * 1.1 + MR_TASK_STARTUP_S)
-            attempts.append({"stage": "map", "task": i, "attempt": 0, "ready_s": 0.0, "start_s": start,
-                             "end_s": start + MR_TASK_STARTUP_S + work, "init_s": MR_TASK_STARTUP_S})
-        out.append({"run_id": f"2026-11-{10 + r:02d}", "stages": [{"name": "map", "tasks": maps, "parents": []}],
-                    "attempts": attempts})
-    path.write_text(json.dumps({"job": job, "runs": out}), encoding="utf-8")
+    """`runs` past runs at `width` containers (waves of maps), as the prior-runs JSON (the demo's generator)."""
+    path.write_text(json.dumps(prior_runs(job, runs=runs, maps=maps, map_s=map_s, width=width)), encoding="utf-8")
     return path
 
 
