@@ -40,6 +40,7 @@ from harvester.board.jockey import ControlView, DecisionEntry, JobControl, Jocke
 from harvester.config_jockey import JockeyJob, JockeySettings
 from harvester.decisions.deadline_control import DeadlineContext, DeadlineDecision, decide
 from harvester.decisions.deadline_reservation import cut_at, is_open, resized
+from harvester.decisions.deadline_utility import DeadlineUtility
 from harvester.decisions.reservation_actions import Outcome, ReservationSpec, UpdateReservation
 from harvester.decisions.reservation_lifecycle import parse_name
 from harvester.decisions.reservation_reconcile import Listed
@@ -163,11 +164,11 @@ class JockeyControl:
     # --- one job ---------------------------------------------------------------------------------
 
     def _job(self, now: float, job: str, app: RunningApp | None, listed: list[Listed],
-             utilities: Mapping[str, object], stimulus: str) -> tuple[JobControl, _Update | None]:
+             utilities: Mapping[str, DeadlineUtility], stimulus: str) -> tuple[JobControl, _Update | None]:
         cfg = self._s.jobs[job]
         override = utilities.get(job)
         utility = override if override is not None else cfg.utility()
-        base = JobControl(job, now, "idle", utility=utility,  # type: ignore[arg-type]
+        base = JobControl(job, now, "idle", utility=utility,
                           utility_source="api" if override is not None else "config")
         if app is None:
             return _with(base, note="no running app of this job"), None
@@ -186,7 +187,7 @@ class JockeyControl:
         # but not yet through its first allocate call — nothing caps the early over-allocation
         asked = app.state == "RUNNING" and any(counts.started)
         wants = demand(m.model, counts.done, counts.running, counts.pending) if asked else None
-        decision = decide(DeadlineContext(now, app.started_at, counts.done, current, m.predictor, utility,  # type: ignore[arg-type]
+        decision = decide(DeadlineContext(now, app.started_at, counts.done, current, m.predictor, utility,
                                           self._s.params(cfg), p, app.app_id, wants))
         ctl = _with(base, state="running" if res is not None else "no_reservation", progress=p,
                     done=dict(zip(names, counts.done.tolist())), running=dict(zip(names, counts.running.tolist())),
