@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import grpc
+from pydantic import ValidationError
 
 from harvester.advice.admin_http import Request, Response, Route
 from harvester.advice.yarn_advisor import _resources, _timestamp
@@ -108,10 +109,9 @@ def _utility_body(body: dict[str, Any]) -> UtilitySettings:
         raise ValueError("'deadline_s' is required (seconds after the app's submission)")
     try:
         return UtilitySettings.model_validate({k: body[k] for k in keys if body.get(k) is not None})
-    except Exception as exc:  # pydantic's ValidationError: one line per problem
-        errors = getattr(exc, "errors", None)
+    except ValidationError as exc:  # one line per problem
         raise ValueError("; ".join(f"{'.'.join(str(x) for x in e['loc']) or 'utility'}: {e['msg']}"
-                                   for e in errors()) if callable(errors) else str(exc)) from None
+                                   for e in exc.errors())) from None
 
 
 def jockey_faces(j: JockeySettings, board: JockeyBoard) -> JockeyFaces:

@@ -113,3 +113,18 @@ def test_a_deadline_set_through_the_api_drives_the_next_decision(rig: JockeyRig)
         with pytest.raises(grpc.RpcError) as err:
             stub.GetDeadlineControl(slo_pb2.GetDeadlineControlRequest(job_name="nope"), timeout=5)
         assert err.value.code() is grpc.StatusCode.NOT_FOUND
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    ({"job": JOB, "deadline_s": 100, "hard_deadline_s": 50}, "hard_deadline_s (50.0) must be >= deadline_s (100.0)"),
+    ({"job": JOB, "deadline_s": "x"}, "'deadline_s' must be a number"),
+    ({"job": JOB}, "'deadline_s' is required"),
+    ({"job": JOB, "deadline_s": 100, "bogus": 1}, "unknown key(s) ['bogus']"),
+])
+def test_bad_deadlines_are_refused_with_the_reason_and_change_nothing(rig: JockeyRig, body: dict, error: str) -> None:
+    got = rig.admin("/v1/jockey/deadline", body)
+    assert got["status"] == 400 and error in got["error"]
+    assert rig.app.control.jockey_board.utilities() == {}
+    soft = rig.admin("/v1/jockey/deadline", {"job": JOB, "deadline_s": 100, "hard_deadline_s": 200,
+                                             "soft_penalty_per_s": 0.01})
+    assert soft["utility"] == "soft deadline 100s (−0.01/s), hard at 200s (−1)"
