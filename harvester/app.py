@@ -43,7 +43,7 @@ from harvester.advice.harvesting_http import classes_document, nodes_document
 from harvester.advice.hdfs_wiring import HDFS_SERVICE, hdfs_faces
 from harvester.advice.jockey_http import WRITE_ROUTES as JOCKEY_WRITES, jockey_faces
 from harvester.advice.morpheus_http import WRITE_ROUTES, morpheus_faces
-from harvester.advice.slo_advisor import SERVICE as SLO_SERVICE, slo_advisor_service
+from harvester.advice.slo_advisor import SERVICE as SLO_SERVICE
 from harvester.advice.node_ordering_http import PATH as NODE_ORDERING_PATH, node_ordering_route
 from harvester.advice.yarn_advisor import yarn_advisor_service
 from harvester.board import Board
@@ -273,10 +273,6 @@ class Harvester:
         self.jockey = jockey_faces(j, self.control.jockey_board)
         self.morpheus = morpheus_faces(m, self.control.morpheus, self.store, self.metrics, self.clock.now,
                                        deadline_control=self.jockey.deadline_control)
-        if self.morpheus.service is None and self.jockey.deadline_control is not None:  # Jockey alone: its RPC only
-            self.morpheus.service = slo_advisor_service(self.control.morpheus, self.metrics, now=self.clock.now,
-                                                        queue=j.queue, deadline_control=self.jockey.deadline_control)
-            self.morpheus.unimplemented_reason = ""
         services += [self.morpheus.service] if self.morpheus.service else []
         why = {**UNIMPLEMENTED_WHY, HDFS_SERVICE: self.hdfs.unimplemented_reason,
                SLO_SERVICE: self.morpheus.unimplemented_reason}

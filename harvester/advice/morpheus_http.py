@@ -15,7 +15,8 @@ A sign-off moves the job's contract along its lifecycle (models/slo_contract.py)
 (with its status history) and publishes it; the reservation loop plans from it at its next
 tick. Bad input answers 400 with the reason, an unknown job 404; nothing is half-applied.
 With Morpheus disabled there are no routes and SloAdvisor answers UNIMPLEMENTED saying how to
-enable it.
+enable it — unless Jockey runs: then SloAdvisor serves its GetDeadlineControl and answers the
+Morpheus RPCs with empty lists (no model).
 """
 
 from __future__ import annotations
@@ -115,8 +116,11 @@ def morpheus_faces(m: MorpheusSettings, board: MorpheusBoard, store: HistoryStor
     """The gRPC service and admin routes of Morpheus over the board (and the store for sign-offs);
     `deadline_control` serves SloAdvisor.GetDeadlineControl (Jockey, advice/jockey_http.py)."""
     if not m.enabled:
-        return MorpheusFaces(None, {}, lambda: {"enabled": False},
-                             "Morpheus is disabled: set morpheus.enabled: true (docs/morpheus.md)")
+        # SloAdvisor still serves Jockey's GetDeadlineControl (its other RPCs answer empty: no model)
+        service = None if deadline_control is None else slo_advisor_service(
+            board, metrics, now=now, queue=m.queue, deadline_control=deadline_control)
+        return MorpheusFaces(service, {}, lambda: {"enabled": False},
+                             "" if service else "Morpheus is disabled: set morpheus.enabled: true (docs/morpheus.md)")
     sign_off = SignOff(board, store, now)
 
     def slos(req: Request) -> Response:

@@ -9,7 +9,6 @@ import json
 import urllib.request
 from pathlib import Path
 
-from prometheus_client import CollectorRegistry
 from rm_client import RMClient, RMClientConfig
 
 from harvester.app import Harvester, jockey_settings
@@ -17,9 +16,7 @@ from harvester.clock import SimClock
 from harvester.config import parse_settings
 from harvester.emulator import demo_deadline as dd
 
-T0 = 1_795_430_000.0
-PORTS = {"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
-         "embedded": {"listen": "127.0.0.1:0"}}
+from embedded_sidecar import T0, embedded_sidecar
 
 
 def get(app: Harvester, path: str) -> object:
@@ -28,12 +25,9 @@ def get(app: Harvester, path: str) -> object:
 
 
 def test_the_demo_deadline_job_is_driven_right_after_it_starts(tmp_path: Path) -> None:
-    clock = SimClock(T0)
-    settings = parse_settings({**PORTS, "store": {"backend": "sqlite", "path": str(tmp_path / "h.db")},
-                               "morpheus": {"enabled": False}}, environ={})
-    app = Harvester(settings, clock=clock, registry=CollectorRegistry())
-    app.start(run_loops=False)
-    try:
+    with embedded_sidecar(tmp_path / "h.db", {"morpheus": {"enabled": False}}, t0=T0) as app:
+        clock = app.clock
+        assert isinstance(clock, SimClock)
         j = app.jockey_settings
         assert j.enabled and list(j.jobs) == [dd.JOB] and j.jobs[dd.JOB].reservation_name == dd.RESERVATION
         period = (T0 // dd.PERIOD_S + 1) * dd.PERIOD_S  # the first period that starts after T0
@@ -51,8 +45,6 @@ def test_the_demo_deadline_job_is_driven_right_after_it_starts(tmp_path: Path) -
             (listed,) = [r for r in rm.list_reservations(queue="root.default") if r.definition.name == dd.RESERVATION]
         assert listed.reservation_id == doc["reservation_id"]
         assert listed.definition.requests[-1].num_containers == doc["decided"], "the emulated RM holds the raise"
-    finally:
-        app.stop()
 
 
 def test_never_for_a_real_rm_unless_enabled() -> None:

@@ -18,7 +18,6 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from harvester.app import Harvester
-from harvester.config import parse_settings
 from harvester.domain import Resources
 from harvester.emulator.demo_deadline import prior_runs
 from harvester.emulator.demo_recurring import RecurringJob, recurring_history
@@ -26,7 +25,7 @@ from harvester.emulator.records import MR_TASK_STARTUP_S, AmKind, App, AppSpec
 from rm_client import Interpreter, ReservationDefinition, ReservationRequest, Resource
 
 from emu_cluster import EmuCluster
-from morpheus_rig import Rig
+from morpheus_rig import Rig, emulator_settings
 
 JOB = "nightly-sort"
 MAPS = 12
@@ -53,19 +52,8 @@ class JockeyRig(Rig):
         job: dict[str, Any] = {"runs": str(runs), "table": str(tmp / f"{name}.npz"), "deadline_s": deadline_s}
         if reservation_name:
             job["reservation_name"] = reservation_name
-        settings = parse_settings({
-            "server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
-            "store": {"backend": "memory"},
-            "cluster": {"source": "rm"},
-            "rm": {"urls": [self.cluster.url], "user": "root", "max_retries": 0, "read_timeout_s": 5},
-            "telemetry": {"poll_interval_s": 2, "stale_after_s": 30},
-            "harvesting": {"actuate": False, "tenants": [{"tenant": "svc", "environment": "prod",
-                                                          "hostname_pattern": "^localhost$"}],
-                           "node_resources": {"physical_cores": 8}, "control_period_s": 1},
-            "morpheus": morpheus or {"enabled": False},
-            "jockey": {"enabled": True, "control_period_s": 5, "runs_per_level": 50,
-                       "jobs": {name: job}, **(jockey or {})},
-        }, environ={})
+        settings = emulator_settings(self.cluster.url, morpheus=morpheus or {"enabled": False}, jockey={
+            "enabled": True, "control_period_s": 5, "runs_per_level": 50, "jobs": {name: job}, **(jockey or {})})
         self.app = Harvester(settings, clock=self.cluster.clock, registry=CollectorRegistry())
         if history is not None:  # Morpheus's recurring job: its past runs and provenance (tests/support/morpheus_rig.py)
             past, accesses = recurring_history(self.cluster.clock.now(), jobs=(history,), origin="rm")

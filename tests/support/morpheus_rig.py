@@ -11,7 +11,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from harvester.app import Harvester
-from harvester.config import parse_settings
+from harvester.config import Settings, parse_settings
 from harvester.emulator.demo_recurring import RecurringJob, recurring_history
 
 from emu_cluster import EmuCluster
@@ -20,21 +20,27 @@ JOB = RecurringJob("it-etl", 300.0, 30.0, 2, 120.0, 10.0, 270.0)  # 5-minute per
 PERIOD = 300.0
 
 
+def emulator_settings(url: str, **sections: Any) -> Settings:
+    """A sidecar on free loopback ports advising the emulated RM at `url` (`cluster.source: rm`),
+    harvesting as a dry run with one tenant on its nodes, plus `sections` (whole sections)."""
+    return parse_settings({
+        "server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
+        "store": {"backend": "memory"},
+        "cluster": {"source": "rm"},
+        "rm": {"urls": [url], "user": "root", "max_retries": 0, "read_timeout_s": 5},
+        "telemetry": {"poll_interval_s": 2, "stale_after_s": 30},
+        "harvesting": {"actuate": False, "tenants": [{"tenant": "svc", "environment": "prod",
+                                                      "hostname_pattern": "^localhost$"}],
+                       "node_resources": {"physical_cores": 8}, "control_period_s": 1},
+        **sections,
+    }, environ={})
+
+
 class Rig:
     def __init__(self, mode: str = "one_off", **morpheus: Any) -> None:
         self.cluster = EmuCluster(start=1_795_430_000.0 + 20.0)
-        settings = parse_settings({
-            "server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2},
-            "store": {"backend": "memory"},
-            "cluster": {"source": "rm"},
-            "rm": {"urls": [self.cluster.url], "user": "root", "max_retries": 0, "read_timeout_s": 5},
-            "telemetry": {"poll_interval_s": 2, "stale_after_s": 30},
-            "harvesting": {"actuate": False, "tenants": [{"tenant": "svc", "environment": "prod",
-                                                          "hostname_pattern": "^localhost$"}],
-                           "node_resources": {"physical_cores": 8}, "control_period_s": 1},
-            "morpheus": {"enabled": True, "reservations": {"mode": mode, "renew_lead_s": 120, "control_period_s": 5},
-                         **morpheus},
-        }, environ={})
+        settings = emulator_settings(self.cluster.url, morpheus={
+            "enabled": True, "reservations": {"mode": mode, "renew_lead_s": 120, "control_period_s": 5}, **morpheus})
         self.app = Harvester(settings, clock=self.cluster.clock, registry=CollectorRegistry())
         runs, accesses = recurring_history(self.cluster.clock.now(), jobs=(JOB,), origin="rm")
         self.app.store.append_job_runs(runs)
