@@ -33,7 +33,8 @@ from harvester.sim.phoenix.synthesis import JobConstraints
 from harvester.sim.phoenix.workload import Trace
 
 PROBE, TASK = 0, 1
-_ARRIVE, _DONE, _TICK = 0, 1, 2
+_ARRIVE, _DONE, _TICK, _SAMPLE = 0, 1, 2, 3
+SAMPLE_S = 5.0  # how often the busy share of the workers is recorded (the Eagle simulator's monitor interval)
 
 
 def slowdowns(relaxed: Sequence[Constraint], workers: Workers) -> np.ndarray:
@@ -125,6 +126,7 @@ class RunResult:
     makespan_s: float
     probes: int
     wasted_probes: int
+    busy_share: tuple[float, ...] = ()  # busy workers / all workers every SAMPLE_S from the first arrival
     extra: dict = field(default_factory=dict)
 
 
@@ -161,6 +163,8 @@ class Simulation:
             self.jobs.append(Job(i, tj.arrival_s - t0, tj.durations_s.tolist(), tj.estimate_s, tj.long, spec,
                                  full, full, hard, tj.tasks))
         self.probes = self.wasted = 0
+        self.busy = 0  # workers running a task
+        self.busy_share: list[float] = []
         self._events: list[tuple[float, int, int, int]] = []
         self._seq = 0
 
@@ -197,6 +201,7 @@ class Simulation:
             d *= float(job.slowdown[w])
         job.started += 1
         self.running[w] = job.idx
+        self.busy += 1
         if early_bound:
             self.running_early[w] = True
         else:
@@ -235,6 +240,7 @@ class Simulation:
     def _done(self, w: int) -> None:
         job = self.jobs[self.running[w]]
         self.running[w] = -1
+        self.busy -= 1
         self.late_busy[w] = False
         if self.running_early[w]:
             self.running_early[w] = False
@@ -253,6 +259,7 @@ class Simulation:
             self._push(job.arrival, _ARRIVE, job.idx)
         if self.policy.tick_s:
             self._push(0.0, _TICK, 0)
+        self._push(0.0, _SAMPLE, 0)
         pending = len(self.jobs)
         while self._events:
             t, _, kind, x = heapq.heappop(self._events)
@@ -263,6 +270,10 @@ class Simulation:
                 pending -= job.done == job.tasks
             elif kind == _ARRIVE:
                 self.policy.submit(self, self.jobs[x])
+            elif kind == _SAMPLE:
+                if pending:
+                    self.busy_share.append(self.busy / self.workers.size)
+                    self._push(t + SAMPLE_S, _SAMPLE, 0)
             elif pending:
                 self.policy.tick(self)
                 self._push(t + self.policy.tick_s, _TICK, 0)
@@ -271,4 +282,4 @@ class Simulation:
             raise RuntimeError(f"{self.policy.name}: {len(unfinished)} jobs never finished (first: {unfinished[0]})")
         results = tuple(JobResult(j.arrival, j.finish, j.long, j.spec.constrained, bool(j.relaxed), j.tasks)
                         for j in self.jobs)
-        return RunResult(self.policy.name, results, self.now, self.probes, self.wasted)
+        return RunResult(self.policy.name, results, self.now, self.probes, self.wasted, tuple(self.busy_share))

@@ -25,7 +25,7 @@ import numpy as np
 from harvester.models.constraints import Strength
 from harvester.observability.progress import Progress
 from harvester.sim.phoenix.cluster import synthesize_workers
-from harvester.sim.phoenix.engine import Simulation
+from harvester.sim.phoenix.engine import SAMPLE_S, Simulation
 from harvester.sim.phoenix.policies import EagleC, FifoC, PhoenixC, SparrowC
 from harvester.sim.phoenix.synthesis import TABLE_II, synthesize
 from harvester.sim.phoenix.workload import DEFAULT_CUTOFF_S, load_trace
@@ -84,6 +84,7 @@ class Row:
     wall_s: float
     slowdown_by_type: dict[str, float] = field(default_factory=dict)
     tail: dict[str, float] = field(default_factory=dict)
+    utilization: dict[str, float] = field(default_factory=dict)
     short_response_s: list[float] = field(default_factory=list, repr=False)
 
 
@@ -129,8 +130,21 @@ def run_one(plan: Plan, trace: str, load: float, seed: int, policy: str) -> Row:
         relaxed_jobs=int(getattr(pol, "relaxed_jobs", 0)), probes=result.probes, wasted_probes=result.wasted_probes,
         time_scale=tr.time_scale, wall_s=time.perf_counter() - start, slowdown_by_type=by_type,
         tail=_tail(short, supply),
+        utilization=_utilization(result.busy_share, max(j.arrival for j in sim.jobs)),
         short_response_s=[j.response_s for j, _ in short],
     )
+
+
+def _utilization(busy_share: Sequence[float], last_arrival_s: float) -> dict[str, float]:
+    """The measured load: busy share of the workers sampled every SAMPLE_S, over the arrival span
+    (mean, and share of samples above 80%, the Phoenix-derived simulator's CRV threshold) and
+    over the whole run."""
+    x = np.asarray(busy_share, dtype=float)
+    if not x.size:
+        return {}
+    during = x[: int(last_arrival_s // SAMPLE_S) + 1]
+    return {"busy_mean_arrivals": float(during.mean()), "busy_over_80_arrivals": float(np.mean(during > 0.8)),
+            "busy_mean_run": float(x.mean())}
 
 
 def _tail(short: list, supply: list[int]) -> dict[str, float]:
