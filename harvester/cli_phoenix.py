@@ -25,7 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_number_list(p, "--seeds", int, help="seeds (default 1,2,3)")
     p.add_argument("--policy", action="append", default=None, help="policy to run (repeatable; default all)")
     p.add_argument("--short-partition", type=float, default=0.10, help="share of workers only short jobs use (Eagle/Phoenix)")
-    p.add_argument("--constrained-fraction", type=float, default=0.5, help="share of jobs with Table II constraints")
+    p.add_argument("--constrained-fraction", type=float, default=None,
+                   help="share of short jobs with a Table II constraint (default 0.7881, the Phoenix-derived simulator's)")
     p.add_argument("--limit", type=int, default=None, help="jobs per trace (quick checks)")
     p.add_argument("--processes", type=int, default=1, help="local processes (default 1)")
     p.add_argument("--out", type=Path, default=Path("docs") / "evaluation", help="report folder (default docs/evaluation)")
@@ -56,7 +57,7 @@ def command_line(args: argparse.Namespace) -> str:
     parts += [f"--policy {shlex.quote(p)}" for p in args.policy or []]
     if args.short_partition != 0.10:
         parts.append(f"--short-partition {args.short_partition:g}")
-    if args.constrained_fraction != 0.5:
+    if args.constrained_fraction is not None:
         parts.append(f"--constrained-fraction {args.constrained_fraction:g}")
     if args.limit:
         parts.append(f"--limit {args.limit}")
@@ -80,12 +81,13 @@ def run_command(args: argparse.Namespace) -> int:
     if unknown:
         print(f"harvester: unknown policy {unknown[0]!r} (known: {', '.join(POLICIES)})", file=sys.stderr)
         return 2
-    if args.workers < 1 or not 0 <= args.short_partition < 1 or not 0 <= args.constrained_fraction <= 1:
+    if args.workers < 1 or not 0 <= args.short_partition < 1 or not 0 <= (args.constrained_fraction or 0) <= 1:
         print("harvester: --workers >= 1, --short-partition in [0, 1), --constrained-fraction in [0, 1]", file=sys.stderr)
         return 2
+    fraction = Plan.constrained_fraction if args.constrained_fraction is None else args.constrained_fraction
     plan = Plan(traces_dir=args.traces, workers=args.workers, loads=tuple(args.loads or Plan.loads),
                 seeds=tuple(args.seeds or Plan.seeds), policies=tuple(args.policy or POLICIES), short_partition=args.short_partition,
-                constrained_fraction=args.constrained_fraction, limit=args.limit)
+                constrained_fraction=fraction, limit=args.limit)
     try:
         rows = run_plan(plan, args.processes, progress=not args.quiet)
     except (TraceError, ValueError) as exc:

@@ -27,7 +27,7 @@ from harvester.observability.progress import Progress
 from harvester.sim.phoenix.cluster import synthesize_workers
 from harvester.sim.phoenix.engine import SAMPLE_S, Simulation
 from harvester.sim.phoenix.policies import EagleC, FifoC, PhoenixC, SparrowC
-from harvester.sim.phoenix.synthesis import TABLE_II, synthesize
+from harvester.sim.phoenix.synthesis import CONSTRAINED_FRACTION, TABLE_II, synthesize
 from harvester.sim.phoenix.workload import DEFAULT_CUTOFF_S, load_trace
 
 TRACE_DIR = "hawk-eagle-shortjob-subtraces"
@@ -58,7 +58,7 @@ class Plan:
     seeds: tuple[int, ...] = (1, 2, 3)
     policies: tuple[str, ...] = tuple(POLICIES)
     short_partition: float = 0.10
-    constrained_fraction: float = 0.5
+    constrained_fraction: float = CONSTRAINED_FRACTION
     cutoff_s: float = DEFAULT_CUTOFF_S
     rtt_s: float = 0.0005
     limit: int | None = None  # jobs per trace (quick checks)
@@ -101,7 +101,7 @@ def _inputs(plan: Plan, trace: str, load: float, seed: int, constrained: bool): 
     tr = load_trace(plan.traces_dir / TRACE_DIR / trace, workers=plan.workers, load=load, cutoff_s=plan.cutoff_s,
                     limit=plan.limit)
     workers = synthesize_workers(plan.workers, seed)
-    specs = synthesize(len(tr.jobs), workers, seed + 1000,
+    specs = synthesize(len(tr.jobs), workers, seed + 1000, long=[j.long for j in tr.jobs],
                        constrained_fraction=plan.constrained_fraction if constrained else 0.0)
     return tr, workers, specs
 

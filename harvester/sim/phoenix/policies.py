@@ -11,7 +11,7 @@ Choices where the papers leave room are marked CHOICE and listed in docs/evaluat
   line blocking across constraint classes).
 - `SparrowC` — Sparrow (SOSP'13): batch sampling, probe ratio d = 2 (power of two choices
   per task), late binding, FIFO worker queues, for every job; constrained jobs sample among
-  the satisfying workers (Sparrow §4.3 per-job constraints). Spread jobs sample distinct racks first.
+  the satisfying workers (Sparrow §4.3 per-job constraints).
 - `EagleC` — Eagle (SoCC'16) on Hawk's hybrid design: long jobs (mean task duration over the
   cutoff) go to a centralized scheduler that binds each task early to the satisfying worker of
   the general partition with the least estimated waiting time (LWTF); short jobs are probed
@@ -49,16 +49,9 @@ from harvester.sim.phoenix.engine import PROBE, TASK, Job, Simulation, slowdowns
 PROBE_RATIO = 2
 
 
-def sample_workers(sim: Simulation, candidates: np.ndarray, k: int, spread: bool) -> np.ndarray:
-    """`k` probe targets among `candidates`: distinct workers while they last, then repeats;
-    with `spread`, one worker per rack first."""
-    perm = sim.rng.permutation(candidates) if spread or k >= candidates.size else \
-        sim.rng.choice(candidates, size=k, replace=False)
-    if spread:
-        _, first = np.unique(sim.workers.rack[perm], return_index=True)
-        lead = np.zeros(perm.size, dtype=bool)
-        lead[first] = True
-        perm = np.concatenate([perm[lead], perm[~lead]])
+def sample_workers(sim: Simulation, candidates: np.ndarray, k: int) -> np.ndarray:
+    """`k` probe targets among `candidates`: distinct workers while they last, then repeats."""
+    perm = sim.rng.permutation(candidates) if k >= candidates.size else sim.rng.choice(candidates, size=k, replace=False)
     if k <= perm.size:
         return perm[:k]
     return np.concatenate([perm, sim.rng.choice(candidates, size=k - perm.size, replace=True)])
@@ -110,7 +103,7 @@ class SparrowC(_Defaults):
 
     def submit(self, sim: Simulation, job: Job) -> None:
         cands = np.flatnonzero(sim.classes[job.cls].mask)
-        for w in sample_workers(sim, cands, PROBE_RATIO * job.unbound, job.spec.spread).tolist():
+        for w in sample_workers(sim, cands, PROBE_RATIO * job.unbound).tolist():
             sim.enqueue(w, job, PROBE)
 
 
@@ -155,7 +148,7 @@ class EagleC(_Defaults):
         if cands.size == 0:
             cands = np.flatnonzero(mask)
         k = PROBE_RATIO * job.unbound
-        for w in sample_workers(sim, self._probe_candidates(sim, cands, k), k, job.spec.spread).tolist():
+        for w in sample_workers(sim, self._probe_candidates(sim, cands, k), k).tolist():
             sim.enqueue(w, job, PROBE)
 
     def _probe_candidates(self, sim: Simulation, cands: np.ndarray, k: int) -> np.ndarray:
