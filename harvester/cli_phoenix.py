@@ -24,7 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_number_list(p, "--loads", float, help="offered loads (default 1.5,3)")
     add_number_list(p, "--seeds", int, help="seeds (default 1,2,3)")
     p.add_argument("--policy", action="append", default=None, help="policy to run (repeatable; default all)")
-    p.add_argument("--short-partition", type=float, default=0.10, help="share of workers only short jobs use (Eagle/Phoenix)")
+    p.add_argument("--short-partition", type=float, default=0.02,
+                   help="share of workers only short jobs use (Eagle/Hawk/Phoenix; default 0.02, the Eagle simulator's Yahoo setting)")
     p.add_argument("--constrained-fraction", type=float, default=None,
                    help="share of short jobs with a Table II constraint (default 0.7881, the Phoenix-derived simulator's)")
     p.add_argument("--limit", type=int, default=None, help="jobs per trace (quick checks)")
@@ -55,7 +56,7 @@ def command_line(args: argparse.Namespace) -> str:
     if args.seeds:
         parts.append("--seeds " + ",".join(str(x) for x in args.seeds))
     parts += [f"--policy {shlex.quote(p)}" for p in args.policy or []]
-    if args.short_partition != 0.10:
+    if args.short_partition != 0.02:
         parts.append(f"--short-partition {args.short_partition:g}")
     if args.constrained_fraction is not None:
         parts.append(f"--constrained-fraction {args.constrained_fraction:g}")

@@ -57,7 +57,7 @@ class Plan:
     loads: tuple[float, ...] = (1.5, 3.0)
     seeds: tuple[int, ...] = (1, 2, 3)
     policies: tuple[str, ...] = tuple(POLICIES)
-    short_partition: float = 0.10
+    short_partition: float = 0.02  # Eagle simulator, Yahoo: big partition 98% (docs/evaluation/phoenix-fidelity.md S2a)
     constrained_fraction: float = CONSTRAINED_FRACTION
     cutoff_s: float = DEFAULT_CUTOFF_S
     rtt_s: float = 0.0005
