@@ -46,7 +46,7 @@ def test_fifo_skips_a_job_the_free_worker_cannot_serve() -> None:
 
 def test_late_binding_a_probe_reached_after_the_job_is_done_is_wasted_and_costs_a_round_trip() -> None:
     # Sparrow-C, 2 workers, one job of 1 task: 2 probes; the second finds nothing left.
-    sim = Simulation(trace((0.0, [4], False)), workers({}, {}), [JobConstraints()], SparrowC(), seed=0, rtt_s=0.5)
+    sim = Simulation(trace((0.0, [4], False)), workers({}, {}), [JobConstraints()], SparrowC(min_probes=0), seed=0, rtt_s=0.5)
     result = sim.run()
     assert result.probes == 2 and result.wasted_probes == 1
     assert result.jobs[0].response_s == pytest.approx(4.5), "one round trip before the task starts"
@@ -69,19 +69,19 @@ def test_fifo_worker_queues_of_sparrow_keep_arrival_order() -> None:
 def test_starvation_bound_serves_an_entry_bypassed_too_often() -> None:
     # bound 1: after j1 has been bypassed once (by j2), it is served before the shorter j3.
     jobs = trace((0.0, [10], False), (1.0, [5, 5, 5], False), (2.0, [1], False), (3.0, [1], False))
-    sim = Simulation(jobs, workers({}), [JobConstraints()] * 4, EagleC(starvation=1), seed=0, rtt_s=RTT)
+    sim = Simulation(jobs, workers({}), [JobConstraints()] * 4, EagleC(starvation=1, min_probes=0), seed=0, rtt_s=RTT)
     r = responses(sim)
     # t=10: j2 (1 s) bypasses j1's probes once; t=11: j1 reached the bound and runs (sticky: all three
     # tasks, until 26) before the shorter j3 (26-27)
     assert r == [10.0, 25.0, 9.0, 24.0]
-    unbounded = responses(Simulation(jobs, workers({}), [JobConstraints()] * 4, EagleC(), seed=0, rtt_s=RTT))
+    unbounded = responses(Simulation(jobs, workers({}), [JobConstraints()] * 4, EagleC(min_probes=0), seed=0, rtt_s=RTT))
     assert unbounded == [10.0, 26.0, 9.0, 9.0], "without the bound j3 goes first too"
 
 
 def test_sticky_batch_probing_keeps_a_worker_on_its_job() -> None:
     # Eagle-C, 1 worker, j0 with three 2 s tasks: 2x3 probes on the one worker; after each task the
     # worker takes the job's next task itself, so the later probes all find nothing left.
-    sim = Simulation(trace((0.0, [2, 2, 2], False)), workers({}), [JobConstraints()], EagleC(), seed=0, rtt_s=RTT)
+    sim = Simulation(trace((0.0, [2, 2, 2], False)), workers({}), [JobConstraints()], EagleC(min_probes=0), seed=0, rtt_s=RTT)
     result = sim.run()
     assert result.jobs[0].response_s == 6.0 and result.wasted_probes == 5
 
@@ -93,6 +93,13 @@ def test_long_jobs_are_bound_early_to_the_least_loaded_general_workers() -> None
     result = sim.run()
     assert int(sim.short_only.sum()) == 1
     assert result.jobs[0].response_s == 200.0, "4 tasks over the 2 general workers: two waves"
+
+
+def test_a_job_sends_twice_its_tasks_in_probes_and_at_least_twenty() -> None:
+    ws = workers(*[{}] * 50)
+    one = Simulation(trace((0.0, [1], False)), ws, [JobConstraints()], SparrowC(), seed=0, rtt_s=RTT).run()
+    many = Simulation(trace((0.0, [1] * 15, False)), ws, [JobConstraints()], SparrowC(), seed=0, rtt_s=RTT).run()
+    assert (one.probes, many.probes) == (20, 30)
 
 
 def test_relaxed_soft_constraints_slow_tasks_by_the_clock_and_nic_model() -> None:

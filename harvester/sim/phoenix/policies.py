@@ -10,7 +10,7 @@ Choices where the papers leave room are marked CHOICE and listed in docs/evaluat
   short. CHOICE: the issue asks for "FIFO"; this is the strongest FIFO (no probing, no head-of-
   line blocking across constraint classes).
 - `SparrowC` — Sparrow (SOSP'13): batch sampling, probe ratio d = 2 (power of two choices
-  per task), late binding, FIFO worker queues, for every job; constrained jobs sample among
+  per task; at least 20 probes per job, as the Phoenix-derived simulator), late binding, FIFO worker queues, for every job; constrained jobs sample among
   the satisfying workers (Sparrow §4.3 per-job constraints).
 - `EagleC` — Eagle (SoCC'16) on Hawk's hybrid design: long jobs (mean task duration over the
   cutoff) go to a centralized scheduler that binds each task early to the satisfying worker of
@@ -47,6 +47,11 @@ from harvester.models.queueing import (
 from harvester.sim.phoenix.engine import PROBE, TASK, Job, Simulation, slowdowns
 
 PROBE_RATIO = 2
+MIN_PROBES = 20  # the Phoenix-derived simulator's MIN_NR_PROBES: a job sends max(2 x tasks, 20) probes (fidelity S2b)
+
+
+def probe_count(job: Job, min_probes: int = MIN_PROBES) -> int:
+    return max(PROBE_RATIO * job.unbound, min_probes)
 
 
 def sample_workers(sim: Simulation, candidates: np.ndarray, k: int) -> np.ndarray:
@@ -101,9 +106,12 @@ class FifoC(_Defaults):
 class SparrowC(_Defaults):
     name = "Sparrow-C"
 
+    def __init__(self, min_probes: int = MIN_PROBES) -> None:
+        self.min_probes = min_probes
+
     def submit(self, sim: Simulation, job: Job) -> None:
         cands = np.flatnonzero(sim.classes[job.cls].mask)
-        for w in sample_workers(sim, cands, PROBE_RATIO * job.unbound).tolist():
+        for w in sample_workers(sim, cands, probe_count(job, self.min_probes)).tolist():
             sim.enqueue(w, job, PROBE)
 
 
@@ -112,8 +120,8 @@ class EagleC(_Defaults):
     short_partition = True
     sticky = True
 
-    def __init__(self, starvation: int = 10) -> None:
-        self.starvation = starvation
+    def __init__(self, starvation: int = 10, min_probes: int = MIN_PROBES) -> None:
+        self.starvation, self.min_probes = starvation, min_probes
 
     def submit(self, sim: Simulation, job: Job) -> None:
         if job.long:
@@ -147,7 +155,7 @@ class EagleC(_Defaults):
         cands = np.flatnonzero(mask & (sim.long_count == 0))  # SSS: skip workers holding long work
         if cands.size == 0:
             cands = np.flatnonzero(mask)
-        k = PROBE_RATIO * job.unbound
+        k = probe_count(job, self.min_probes)
         for w in sample_workers(sim, self._probe_candidates(sim, cands, k), k).tolist():
             sim.enqueue(w, job, PROBE)
 
@@ -175,8 +183,8 @@ class PhoenixC(EagleC):
     name = "Phoenix"
 
     def __init__(self, starvation: int = 10, tick_s: float = 10.0, strategy: PlacementStrategy | None = None, *,
-                 reorder: bool = True, admission: bool = True, placement: bool = True) -> None:
-        super().__init__(starvation)
+                 reorder: bool = True, admission: bool = True, placement: bool = True, min_probes: int = MIN_PROBES) -> None:
+        super().__init__(starvation, min_probes)
         self.reorder, self.admission, self.placement = reorder, admission, placement
         self.asks: deque[tuple[float, int, int]] = deque()  # (time, class, tasks) of every job, for the pressure
         self.pressure: np.ndarray | None = None
