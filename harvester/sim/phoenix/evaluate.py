@@ -60,7 +60,7 @@ class Plan:
     short_partition: float = 0.02  # Eagle simulator, Yahoo: big partition 98% (docs/evaluation/phoenix-fidelity.md S2a)
     constrained_fraction: float = CONSTRAINED_FRACTION
     cutoff_s: float = DEFAULT_CUTOFF_S
-    rtt_s: float = 0.0005
+    rtt_s: float = 0.001  # a task starts 2 x 0.5 ms after its worker asks (Eagle simulator's NETWORK_DELAY)
     limit: int | None = None  # jobs per trace (quick checks)
 
     def runs(self) -> list[tuple[str, float, int, str]]:
