@@ -60,6 +60,14 @@ def test_srpt_serves_the_job_with_least_remaining_work_first() -> None:
     assert responses(sim) == [10.0, 20.0, 9.0]
 
 
+def test_eagle_serves_early_bound_long_tasks_before_short_probes() -> None:
+    # 1 worker: long j0 runs 0-100; short j1's probe (t=1) and long j2's task (t=2) wait; the Eagle
+    # simulator's queue scan takes the first long entry before any short probe: j2 100-200, j1 200-201.
+    sim = Simulation(trace((0.0, [100], True), (1.0, [1], False), (2.0, [100], True)), workers({}),
+                     [JobConstraints()] * 3, EagleC(min_probes=0), seed=0, rtt_s=RTT)
+    assert responses(sim) == [100.0, 200.0, 198.0]
+
+
 def test_fifo_worker_queues_of_sparrow_keep_arrival_order() -> None:
     sim = Simulation(trace((0.0, [10], False), (1.0, [5, 5], False), (2.0, [1], False)), workers({}),
                      [JobConstraints()] * 3, SparrowC(), seed=0, rtt_s=RTT)

@@ -166,6 +166,9 @@ class EagleC(_Defaults):
         return (job.remaining_s(),)
 
     def pick(self, sim: Simulation, w: int, queue: list[list]) -> int:
+        for i, e in enumerate(queue):
+            if e[1] == TASK:  # early-bound (long) entries first, in queue order (fidelity S3a)
+                return i
         best_i, best = 0, None
         for i, e in enumerate(queue):
             if e[2] >= self.starvation:
