@@ -8,7 +8,7 @@ import pytest
 
 from harvester.models.constraints import NodeTable, Strength, parse_constraint
 from harvester.sim.phoenix.cluster import Workers, synthesize_workers
-from harvester.sim.phoenix.engine import PROBE, Simulation, slowdowns
+from harvester.sim.phoenix.engine import PROBE, TASK, Simulation, slowdowns
 from harvester.sim.phoenix.policies import EagleC, FifoC, PhoenixC, SparrowC
 from harvester.sim.phoenix.synthesis import JobConstraints
 from harvester.sim.phoenix.workload import Trace, TraceJob
@@ -74,16 +74,23 @@ def test_fifo_worker_queues_of_sparrow_keep_arrival_order() -> None:
     assert responses(sim) == [10.0, 19.0, 19.0]
 
 
-def test_starvation_bound_serves_an_entry_bypassed_too_often() -> None:
-    # bound 1: after j1 has been bypassed once (by j2), it is served before the shorter j3.
-    jobs = trace((0.0, [10], False), (1.0, [5, 5, 5], False), (2.0, [1], False), (3.0, [1], False))
-    sim = Simulation(jobs, workers({}), [JobConstraints()] * 4, EagleC(starvation=1, min_probes=0), seed=0, rtt_s=RTT)
-    r = responses(sim)
-    # t=10: j2 (1 s) bypasses j1's probes once; t=11: j1 reached the bound and runs (sticky: all three
-    # tasks, until 26) before the shorter j3 (26-27)
-    assert r == [10.0, 25.0, 9.0, 24.0]
-    unbounded = responses(Simulation(jobs, workers({}), [JobConstraints()] * 4, EagleC(min_probes=0), seed=0, rtt_s=RTT))
-    assert unbounded == [10.0, 26.0, 9.0, 9.0], "without the bound j3 goes first too"
+def _queue_sim() -> Simulation:
+    # A: three 5 s tasks (remaining 15 s), B: one 1 s task, L: a long job
+    jobs = trace((0.0, [5, 5, 5], False), (0.0, [1], False), (0.0, [100], True))
+    return Simulation(jobs, workers({}), [JobConstraints()] * 3, EagleC(), seed=0, rtt_s=RTT)
+
+
+@pytest.mark.parametrize(("cap", "queue", "chosen", "charged"), [
+    (5.0, [[0, PROBE, 0.0], [1, PROBE, 0.0]], 1, 1.0),    # SRPT: B passes A (1 <= slack 5 x 5)
+    (5.0, [[0, PROBE, 24.5], [1, PROBE, 0.0]], 0, 24.5),  # A's slack 25 - 24.5 < 1: B may not pass
+    (0.0, [[0, PROBE, 0.0], [1, PROBE, 0.0]], 0, 0.0),    # cap 0: nobody passes
+    (5.0, [[1, PROBE, 0.0], [0, PROBE, 0.0]], 0, 0.0),    # B already first
+    (5.0, [[0, PROBE, 0.0], [1, PROBE, 0.0], [2, TASK, 0.0]], 2, 0.0),  # a long entry first, no charge
+])
+def test_eagle_srpt_with_the_slack_starvation_bound(cap: float, queue: list, chosen: int, charged: float) -> None:
+    sim = _queue_sim()
+    assert EagleC(cap=cap).pick(sim, 0, queue) == chosen
+    assert queue[0][2] == charged, "the passed probe is charged the chosen task's estimate"
 
 
 def test_sticky_batch_probing_keeps_a_worker_on_its_job() -> None:

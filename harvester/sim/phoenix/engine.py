@@ -186,7 +186,7 @@ class Simulation:
         heapq.heappush(self._events, (t, self._seq, kind, x))
 
     def enqueue(self, w: int, job: Job, kind: int) -> None:
-        self.queue[w].append([job.idx, kind, 0])  # [job, PROBE|TASK, times bypassed]
+        self.queue[w].append([job.idx, kind, 0.0])  # [job, PROBE|TASK, estimates of the tasks that passed it]
         if kind == PROBE:
             self.probes += 1
         else:

@@ -19,14 +19,14 @@ Choices where the papers leave room are marked CHOICE and listed in docs/evaluat
   workers holding long tasks (the SSS bit vector; CHOICE: our vector is always fresh, which
   favours Eagle) and fall back to any satisfying worker when all hold long work; a short
   partition (`short_partition` of the workers) never runs long tasks; Sticky Batch Probing;
-  worker queues in SRPT order (remaining tasks x estimated duration) with a starvation bound
-  (an entry bypassed `starvation` times is served next; CHOICE: 10).
+  worker queues: early-bound long tasks first, then short probes in SRPT order (remaining tasks
+  x estimated duration) with the Eagle simulator's starvation bound (a probe is passed by tasks
+  whose estimates sum to at most `cap` = 5 x its own estimate).
 - `PhoenixC` — Phoenix (paper 003) on Eagle: the same placement, plus (1) CRV + M/G/1 per
   constraint class every `tick_s` (demand = unbound short tasks asking for the class, supply =
   satisfying workers without long work, `models.queueing`), (2) worker queues in CRV order
   (`decisions.constrained_placement.contention_key`: most contended class first, SRPT within
-  a bucket, the same starvation bound; long-job entries keep their SRPT place behind short
-  probes), (3) admission control at submission: a short job whose full class waits longer
+  a bucket, with Eagle's long-tasks-first and starvation bound), (3) admission control at submission: a short job whose full class waits longer
   than max(`max_wait_s`, `max_wait_factor` x its task estimate) has its soft constraints
   relaxed when the hard-only class waits less (or no worker satisfies the full class).
 """
@@ -47,6 +47,7 @@ from harvester.models.queueing import (
 from harvester.sim.phoenix.engine import PROBE, TASK, Job, Simulation, slowdowns
 
 PROBE_RATIO = 2
+SRPT_CAP = 5.0  # the Eagle simulator's CAP_SRPT_SBP: a probe is passed by at most 5x its own estimate (S3b)
 MIN_PROBES = 20  # the Phoenix-derived simulator's MIN_NR_PROBES: a job sends max(2 x tasks, 20) probes (fidelity S2b)
 
 
@@ -120,8 +121,8 @@ class EagleC(_Defaults):
     short_partition = True
     sticky = True
 
-    def __init__(self, starvation: int = 10, min_probes: int = MIN_PROBES) -> None:
-        self.starvation, self.min_probes = starvation, min_probes
+    def __init__(self, cap: float = SRPT_CAP, min_probes: int = MIN_PROBES) -> None:
+        self.cap, self.min_probes = cap, min_probes
 
     def submit(self, sim: Simulation, job: Job) -> None:
         if job.long:
@@ -166,28 +167,36 @@ class EagleC(_Defaults):
         return (job.remaining_s(),)
 
     def pick(self, sim: Simulation, w: int, queue: list[list]) -> int:
+        """The Eagle simulator's `get_next_probe_acc_to_sbp_srpt`: the first early-bound (long)
+        entry if any (S3a); else the short probe with the least `key` (SRPT) among those allowed
+        to jump: a probe may pass the probes in front of it only while its task's estimate fits
+        in the slack of each, slack = cap x own estimate - estimates that already passed it (S3b).
+        The chosen task's estimate is charged to every probe it passes."""
         for i, e in enumerate(queue):
-            if e[1] == TASK:  # early-bound (long) entries first, in queue order (fidelity S3a)
+            if e[1] == TASK:
                 return i
         best_i, best = 0, None
+        slack = math.inf  # the least slack of the probes in front
+        jobs = sim.jobs
         for i, e in enumerate(queue):
-            if e[2] >= self.starvation:
-                best_i = i
-                break
-            k = self.key(sim, sim.jobs[e[0]])
-            if best is None or k < best:
-                best_i, best = i, k
+            job = jobs[e[0]]
+            if job.estimate <= slack:
+                k = self.key(sim, job)
+                if best is None or k < best:
+                    best_i, best = i, k
+            slack = min(slack, self.cap * job.estimate - e[2])
+        charge = jobs[queue[best_i][0]].estimate
         for e in queue[:best_i]:
-            e[2] += 1
+            e[2] += charge
         return best_i
 
 
 class PhoenixC(EagleC):
     name = "Phoenix"
 
-    def __init__(self, starvation: int = 10, tick_s: float = 10.0, strategy: PlacementStrategy | None = None, *,
+    def __init__(self, cap: float = SRPT_CAP, tick_s: float = 10.0, strategy: PlacementStrategy | None = None, *,
                  reorder: bool = True, admission: bool = True, placement: bool = True, min_probes: int = MIN_PROBES) -> None:
-        super().__init__(starvation, min_probes)
+        super().__init__(cap, min_probes)
         self.reorder, self.admission, self.placement = reorder, admission, placement
         self.asks: deque[tuple[float, int, int]] = deque()  # (time, class, tasks) of every job, for the pressure
         self.pressure: np.ndarray | None = None
