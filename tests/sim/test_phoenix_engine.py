@@ -81,11 +81,11 @@ def _queue_sim() -> Simulation:
 
 
 @pytest.mark.parametrize(("cap", "queue", "chosen", "charged"), [
-    (5.0, [[0, PROBE, 0.0], [1, PROBE, 0.0]], 1, 1.0),    # SRPT: B passes A (1 <= slack 5 x 5)
-    (5.0, [[0, PROBE, 24.5], [1, PROBE, 0.0]], 0, 24.5),  # A's slack 25 - 24.5 < 1: B may not pass
-    (0.0, [[0, PROBE, 0.0], [1, PROBE, 0.0]], 0, 0.0),    # cap 0: nobody passes
-    (5.0, [[1, PROBE, 0.0], [0, PROBE, 0.0]], 0, 0.0),    # B already first
-    (5.0, [[0, PROBE, 0.0], [1, PROBE, 0.0], [2, TASK, 0.0]], 2, 0.0),  # a long entry first, no charge
+    (5.0, [[0, PROBE, 0.0, False], [1, PROBE, 0.0, False]], 1, 1.0),    # SRPT: B passes A (1 <= slack 5 x 5)
+    (5.0, [[0, PROBE, 24.5, False], [1, PROBE, 0.0, False]], 0, 24.5),  # A's slack 25 - 24.5 < 1: B may not pass
+    (0.0, [[0, PROBE, 0.0, False], [1, PROBE, 0.0, False]], 0, 0.0),    # cap 0: nobody passes
+    (5.0, [[1, PROBE, 0.0, False], [0, PROBE, 0.0, False]], 0, 0.0),    # B already first
+    (5.0, [[0, PROBE, 0.0, False], [1, PROBE, 0.0, False], [2, TASK, 0.0, False]], 2, 0.0),  # a long entry first, no charge
 ])
 def test_eagle_srpt_with_the_slack_starvation_bound(cap: float, queue: list, chosen: int, charged: float) -> None:
     sim = _queue_sim()
@@ -93,12 +93,17 @@ def test_eagle_srpt_with_the_slack_starvation_bound(cap: float, queue: list, cho
     assert queue[0][2] == charged, "the passed probe is charged the chosen task's estimate"
 
 
-def test_sticky_batch_probing_keeps_a_worker_on_its_job() -> None:
-    # Eagle-C, 1 worker, j0 with three 2 s tasks: 2x3 probes on the one worker; after each task the
-    # worker takes the job's next task itself, so the later probes all find nothing left.
-    sim = Simulation(trace((0.0, [2, 2, 2], False)), workers({}), [JobConstraints()], EagleC(min_probes=0), seed=0, rtt_s=RTT)
+def test_sticky_batch_probing_keeps_the_probe_in_the_queue_where_it_competes_again() -> None:
+    # Eagle-C, 1 worker: A (two 5 s tasks) at 0, B (one 1 s task) at 1. A's probe binds 0-5 and
+    # stays; at 5 it competes again with B's probe and SRPT serves B (1 s left < A's 5 s): B 5-6,
+    # A 6-11. The three unused probes of A and one of B are dropped without a round trip.
+    sim = Simulation(trace((0.0, [5, 5], False), (1.0, [1], False)), workers({}), [JobConstraints()] * 2,
+                     EagleC(min_probes=0), seed=0, rtt_s=RTT)
     result = sim.run()
-    assert result.jobs[0].response_s == 6.0 and result.wasted_probes == 5
+    assert [j.response_s for j in result.jobs] == [11.0, 5.0] and result.wasted_probes == 4
+    one_job = Simulation(trace((0.0, [2, 2, 2], False)), workers({}), [JobConstraints()], EagleC(min_probes=0), seed=0,
+                         rtt_s=0.5).run()
+    assert one_job.jobs[0].response_s == pytest.approx(7.5), "the probe binds all three tasks, 0.5 s round trip each"
 
 
 def test_long_jobs_are_bound_early_to_the_least_loaded_general_workers() -> None:

@@ -8,8 +8,10 @@ The model of Sparrow/Hawk/Eagle/Phoenix simulators (paper 003 §V builds on Eagl
   (`rtt_s`) before the task starts; when the job has no unbound task left the answer is
   "none" and the worker moves on to its next entry after that round trip;
 - which entry a free worker serves is the policy's `pick` (FIFO, SRPT, CRV order); with
-  sticky batch probing (Eagle) a worker that finishes a task of a short job runs the job's
-  next unbound task right away;
+  Sticky Batch Probing (Eagle SoCC'16: "the probe stays there until all tasks of the job have
+  been completed") a probe that bound a task stays in the queue and competes again when the
+  worker is free; probes of jobs with no unbound task are then dropped without a round trip,
+  as the Eagle simulator's queue scan does;
 - a centralized policy may `pull` work for an idle worker from its own queue (FIFO);
 - a task runs its trace duration, times the slowdown of running on a worker that does not
   meet a soft constraint admission control relaxed (`slowdown`).
@@ -186,7 +188,7 @@ class Simulation:
         heapq.heappush(self._events, (t, self._seq, kind, x))
 
     def enqueue(self, w: int, job: Job, kind: int) -> None:
-        self.queue[w].append([job.idx, kind, 0.0])  # [job, PROBE|TASK, estimates of the tasks that passed it]
+        self.queue[w].append([job.idx, kind, 0.0, False])  # [job, PROBE|TASK, estimates that passed it, bound a task]
         if kind == PROBE:
             self.probes += 1
         else:
@@ -220,20 +222,33 @@ class Simulation:
     def _serve(self, w: int) -> None:
         t = self.now
         q = self.queue[w]
+        sticky = self.policy.sticky
         while True:
+            if sticky and q:  # Eagle drops the probes of jobs with nothing left unbound, without asking
+                live = [e for e in q if e[1] == TASK or self.jobs[e[0]].unbound > 0]
+                if len(live) < len(q):
+                    self.wasted += sum(not e[3] for e in q) - sum(not e[3] for e in live)
+                    q[:] = live
             if not q:
                 job = self.policy.pull(self, w)
                 if job is not None:
                     self.bind(w, job, t + self.rtt_s)
                 return
-            e = q.pop(self.policy.pick(self, w, q) if len(q) > 1 else 0)
+            i = self.policy.pick(self, w, q) if len(q) > 1 else 0
+            e = q[i]
             job = self.jobs[e[0]]
             if e[1] == TASK:
+                q.pop(i)
                 self.start(w, job, t, early_bound=True)
                 return
             if job.unbound > 0:
+                if sticky:
+                    e[3] = True  # with Sticky Batch Probing the probe stays until its job is fully bound
+                else:
+                    q.pop(i)
                 self.bind(w, job, t + self.rtt_s)
                 return
+            q.pop(i)
             self.wasted += 1
             t += self.rtt_s  # the worker asked and the job had nothing left
 
@@ -249,9 +264,6 @@ class Simulation:
         job.done += 1
         if job.done == job.tasks:
             job.finish = self.now
-        if self.policy.sticky and not job.long and job.unbound > 0:
-            self.bind(w, job, self.now + self.rtt_s)  # sticky batch probing
-            return
         self._serve(w)
 
     def run(self) -> RunResult:
