@@ -115,6 +115,34 @@ def test_long_jobs_are_bound_early_to_the_least_loaded_general_workers() -> None
     assert result.jobs[0].response_s == 200.0, "4 tasks over the 2 general workers: two waves"
 
 
+def _sss_sim() -> Simulation:
+    # A (long, any worker) at 0 -> w0; B (long, b=1) at 1 -> w2; C (short, a=1, two 1 s tasks) at 2
+    ws = workers({"a": "1", "b": "0"}, {"a": "0", "b": "0"}, {"a": "1", "b": "1"}, {"a": "1", "b": "0"})
+    specs = [JobConstraints(), JobConstraints((parse_constraint("b=1"),), ("x",)), JobConstraints((parse_constraint("a=1"),), ("x",))]
+    return Simulation(trace((0.0, [100], True), (1.0, [100], True), (2.0, [1, 1], False)), ws, specs,
+                      EagleC(min_probes=0), seed=0, rtt_s=RTT)
+
+
+def test_sss_workers_hold_the_bitmap_of_their_last_long_task_and_rejected_probes_are_resampled() -> None:
+    sim = _sss_sim()
+    result = sim.run()
+    t0, first = sim.snapshots[sim.snapshot_of[0]]
+    t1, second = sim.snapshots[sim.snapshot_of[2]]
+    assert (t0, first.tolist()) == (0.0, [True, False, False, False]), "w0 does not know of B on w2"
+    assert (t1, second.tolist()) == (1.0, [True, False, True, False])
+    # C's 4 probes cover w0, w2 (both reject: long work) and w3; the rejected ones are resampled
+    # among a=1 workers the freshest snapshot (w2's) leaves free: w3 only. C runs 2-3, 3-4 on w3.
+    assert result.jobs[2].response_s == 2.0 and result.probes == 4 and not sim.queue[0] and not sim.queue[2]
+
+
+def test_sss_falls_back_to_the_short_only_partition_when_every_general_worker_holds_long_work() -> None:
+    ws = workers({}, {}, {})
+    sim = Simulation(trace((0.0, [100, 100], True), (1.0, [1], False)), ws, [JobConstraints()] * 2,
+                     EagleC(min_probes=0), seed=0, rtt_s=RTT, short_partition=0.34)
+    result = sim.run()
+    assert result.jobs[1].response_s == 1.0, "the short job never waits behind the long tasks"
+
+
 def test_a_job_sends_twice_its_tasks_in_probes_and_at_least_twenty() -> None:
     ws = workers(*[{}] * 50)
     one = Simulation(trace((0.0, [1], False)), ws, [JobConstraints()], SparrowC(), seed=0, rtt_s=RTT).run()

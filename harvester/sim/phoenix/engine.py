@@ -149,6 +149,9 @@ class Simulation:
         self.long_count = np.zeros(n, dtype=np.int32)  # early-bound (long) tasks queued or running: Eagle's SSS bit
         self.late_busy = np.zeros(n, dtype=bool)       # running a late-bound task
         self.early_work_s = np.zeros(n)                # estimated work of its early-bound tasks (LWTF)
+        # SSS (Eagle): the snapshot of the long-work bitmap a worker got with its last long task
+        self.snapshot_of = np.full(n, -1, dtype=np.int64)  # index into self.snapshots, -1 = none
+        self.snapshots: list[tuple[float, np.ndarray]] = []  # (time taken, long_count > 0 then)
         self.short_only = np.zeros(n, dtype=bool)
         if policy.short_partition and short_partition > 0:
             k = max(1, int(round(short_partition * n)))
@@ -209,6 +212,13 @@ class Simulation:
         else:
             self.late_busy[w] = True
         self._push(at + d, _DONE, w)
+
+    def share_long_state(self, ws: Sequence[int]) -> None:
+        """Succinct State Sharing: the workers `ws` that just received long tasks keep a snapshot
+        of the centralized scheduler's bitmap of workers holding long work (Eagle simulator:
+        the bitmap travels with the long job's probes)."""
+        self.snapshots.append((self.now, self.long_count > 0))
+        self.snapshot_of[np.asarray(ws, dtype=np.int64)] = len(self.snapshots) - 1
 
     @property
     def idle(self) -> np.ndarray:

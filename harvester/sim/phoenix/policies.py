@@ -15,10 +15,10 @@ Choices where the papers leave room are marked CHOICE and listed in docs/evaluat
 - `EagleC` — Eagle (SoCC'16) on Hawk's hybrid design: long jobs (mean task duration over the
   cutoff) go to a centralized scheduler that binds each task early to the satisfying worker of
   the general partition with the least estimated waiting time (LWTF); short jobs are probed
-  by distributed schedulers (d = 2, late binding) that use Succinct State Sharing — they avoid
-  workers holding long tasks (the SSS bit vector; CHOICE: our vector is always fresh, which
-  favours Eagle) and fall back to any satisfying worker when all hold long work; a short
-  partition (`short_partition` of the workers) never runs long tasks; Sticky Batch Probing;
+  by distributed schedulers (d = 2, late binding) that use Succinct State Sharing as the Eagle
+  simulator (rejected probes resampled with the workers' bitmap snapshots, 5 rounds, then the
+  short-only partition, `_probe`); a short partition (`short_partition` of the workers) never
+  runs long tasks; Sticky Batch Probing;
   worker queues: early-bound long tasks first, then short probes in SRPT order (remaining tasks
   x estimated duration) with the Eagle simulator's starvation bound (a probe is passed by tasks
   whose estimates sum to at most `cap` = 5 x its own estimate).
@@ -48,6 +48,7 @@ from harvester.sim.phoenix.engine import PROBE, TASK, Job, Simulation, slowdowns
 
 PROBE_RATIO = 2
 SRPT_CAP = 5.0  # the Eagle simulator's CAP_SRPT_SBP: a probe is passed by at most 5x its own estimate (S3b)
+SSS_ROUNDS = 5  # the Phoenix-derived and Eagle (r5by/eagle-mod) simulators' ROUNDS_SCHEDULING (S4)
 MIN_PROBES = 20  # the Phoenix-derived simulator's MIN_NR_PROBES: a job sends max(2 x tasks, 20) probes (fidelity S2b)
 
 
@@ -142,22 +143,49 @@ class EagleC(_Defaults):
         heapq.heapify(heap)
         n = job.unbound
         job.unbound = 0  # bound early, all of them
+        placed = []
         for _ in range(n):
             _, t, work_s, w = heapq.heappop(heap)
             sim.enqueue(w, job, TASK)
+            placed.append(w)
             heapq.heappush(heap, (t > 0, t, work_s + job.estimate, w))
+        sim.share_long_state(placed)
 
     def _tier(self, sim: Simulation, cands: np.ndarray) -> np.ndarray:
         """Eagle's LWTF ranks by estimated work alone: every candidate is in tier 0."""
         return np.zeros(cands.size, dtype=np.int64)
 
     def _probe(self, sim: Simulation, job: Job) -> None:
+        """Succinct State Sharing as the Eagle simulator (`send_probes_eagle`): probes go to random
+        satisfying workers; a worker running or queueing long work rejects its probe, and the
+        scheduler resamples the rejected probes among the satisfying workers that the freshest
+        bitmap snapshot held by the workers it probed does not mark, for up to `SSS_ROUNDS`
+        rounds; the rest go to satisfying short-only workers (our choice when there are none:
+        any satisfying worker, where the probe queues behind the long work)."""
         mask = sim.classes[job.cls].mask
-        cands = np.flatnonzero(mask & (sim.long_count == 0))  # SSS: skip workers holding long work
-        if cands.size == 0:
-            cands = np.flatnonzero(mask)
-        k = probe_count(job, self.min_probes)
-        for w in sample_workers(sim, self._probe_candidates(sim, cands, k), k).tolist():
+        cands = np.flatnonzero(mask)
+        missing = probe_count(job, self.min_probes)
+        targets = sample_workers(sim, self._probe_candidates(sim, cands, missing), missing)
+        known_at, known = -math.inf, None
+        for _ in range(SSS_ROUNDS):
+            rejected = sim.long_count[targets] > 0
+            for w in targets[~rejected].tolist():
+                sim.enqueue(w, job, PROBE)
+            snaps = sim.snapshot_of[targets]
+            snaps = snaps[snaps >= 0]
+            if snaps.size:
+                s = sim.snapshots[int(snaps.max())]  # snapshots are appended in time order
+                if s[0] > known_at:
+                    known_at, known = s
+            missing = int(rejected.sum())
+            if missing == 0:
+                return
+            pool = cands if known is None else cands[~known[cands]]
+            if pool.size == 0:
+                break
+            targets = sample_workers(sim, pool, missing)
+        pool = cands[sim.short_only[cands]]
+        for w in sample_workers(sim, pool if pool.size else cands, missing).tolist():
             sim.enqueue(w, job, PROBE)
 
     def _probe_candidates(self, sim: Simulation, cands: np.ndarray, k: int) -> np.ndarray:
