@@ -9,7 +9,8 @@ import pytest
 from harvester.models.constraints import NodeTable, Strength, parse_constraint
 from harvester.sim.phoenix.cluster import Workers, synthesize_workers
 from harvester.sim.phoenix.engine import PROBE, TASK, Simulation, slowdowns
-from harvester.sim.phoenix.policies import EagleC, FifoC, PhoenixC, SparrowC
+from harvester.sim.phoenix.phoenix_policy import PhoenixC
+from harvester.sim.phoenix.policies import EagleC, FifoC, SparrowC
 from harvester.sim.phoenix.synthesis import JobConstraints
 from harvester.sim.phoenix.workload import Trace, TraceJob
 
@@ -179,12 +180,42 @@ def test_phoenix_relaxes_a_soft_constraint_whose_workers_hold_long_work() -> Non
     assert eagle.jobs[1].response_s == pytest.approx(1005.0), "Eagle-C waits behind the long task"
 
 
-def test_phoenix_reorders_a_contended_class_ahead_of_plain_srpt() -> None:
+def _phoenix_queue_sim(policy: PhoenixC) -> Simulation:
+    # j0: three 1 s tasks, j1: one 1 s task
+    return Simulation(trace((0.0, [1, 1, 1], False), (0.0, [1], False)), workers({}, {}), [JobConstraints()] * 2, policy,
+                      seed=0, rtt_s=RTT)
+
+
+@pytest.mark.parametrize(("crv_mode", "crv", "chosen"), [
+    (True, {0: 0.5, 1: 2.0}, 1),   # the higher CRV ratio first
+    (True, {0: 2.0, 1: 0.5}, 0),
+    (True, {0: 1.0, 1: 1.0}, 0),   # equal ratios: the earlier probe (the source), though SRPT would take j1
+    (False, {0: 2.0, 1: 0.5}, 1),  # load at or below 80%: Eagle's SRPT
+])
+def test_phoenix_serves_the_probe_with_the_highest_crv_ratio_while_the_cluster_is_busy(crv_mode, crv, chosen) -> None:
     policy = PhoenixC()
-    policy.buckets = {0: (0, 0), 1: (-2, -1)}
-    ws = synthesize_workers(4, seed=0)
-    sim = Simulation(trace((0.0, [1], False), (0.0, [1, 1, 1], False)), ws, [JobConstraints()] * 2, policy, seed=0)
+    sim = _phoenix_queue_sim(policy)
     sim.jobs[1].cls = 1
-    q = [[0, PROBE, 0], [1, PROBE, 0]]
-    assert policy.pick(sim, 0, q) == 1 and q[0][2] == 1, "the contended class first; the other is counted bypassed"
-    assert EagleC().pick(sim, 0, [[0, PROBE, 0], [1, PROBE, 0]]) == 0, "Eagle: SRPT"
+    policy.crv_mode, policy.crv = crv_mode, crv
+    q = [[0, PROBE, 0.0, False], [1, PROBE, 0.0, False]]
+    assert policy.pick(sim, 0, q) == chosen
+    assert q[0][2] == (1.0 if chosen == 1 else 0.0), "the passed probe is charged, as in Eagle"
+
+
+def test_crv_is_demand_over_supply_free_of_long_work_of_the_tightest_dimension() -> None:
+    # w0, w1 have 32 cores, w2, w3 16; w0 holds long work. A asks cores>=32 (3 tasks not started),
+    # B nothing (2 tasks). cores>=32: 3 / 1 (w1) = 3; any worker: 5 / 3 free.
+    ws = workers({"cores": "32"}, {"cores": "32"}, {"cores": "16"}, {"cores": "16"})
+    big = JobConstraints((parse_constraint("cores>=32"),), ("Number of Cores",))
+    policy = PhoenixC(admission=None, placement=False)
+    sim = Simulation(trace((0.0, [1, 1, 1], False), (0.0, [1, 1], False)), ws, [big, JobConstraints()], policy, seed=0)
+    policy.active = list(sim.jobs)
+    sim.long_count[0] = 1
+    sim.busy = 4
+    policy.tick(sim)
+    assert policy.crv[sim.jobs[0].cls] == pytest.approx(3.0)
+    assert policy.crv[sim.jobs[1].cls] == pytest.approx(5 / 3)
+    assert policy.crv_mode, "4 of 4 workers busy > 80%"
+    sim.busy = 3
+    policy.tick(sim)
+    assert not policy.crv_mode, "75% busy: Eagle's SRPT"

@@ -26,7 +26,8 @@ from harvester.models.constraints import Strength
 from harvester.observability.progress import Progress
 from harvester.sim.phoenix.cluster import synthesize_workers
 from harvester.sim.phoenix.engine import SAMPLE_S, Simulation
-from harvester.sim.phoenix.policies import EagleC, FifoC, PhoenixC, SparrowC
+from harvester.sim.phoenix.phoenix_policy import PhoenixC
+from harvester.sim.phoenix.policies import EagleC, FifoC, SparrowC
 from harvester.sim.phoenix.synthesis import CONSTRAINED_FRACTION, TABLE_II, synthesize
 from harvester.sim.phoenix.workload import DEFAULT_CUTOFF_S, load_trace
 
@@ -40,10 +41,10 @@ POLICIES: dict[str, tuple[Callable[[], Any], bool]] = {
     "Sparrow-C": (SparrowC, True),
     "Eagle-C": (EagleC, True),
     "Phoenix": (PhoenixC, True),
-    "Phoenix: reorder only": (lambda: PhoenixC(admission=False, placement=False), True),
+    "Phoenix: reorder only": (lambda: PhoenixC(admission=None, placement=False), True),
     "Phoenix: admission only": (lambda: PhoenixC(reorder=False, placement=False), True),
-    "Phoenix: CRV placement only": (lambda: PhoenixC(reorder=False, admission=False), True),
-    "Phoenix without admission": (lambda: PhoenixC(admission=False), True),
+    "Phoenix: CRV placement only": (lambda: PhoenixC(reorder=False, admission=None), True),
+    "Phoenix without admission": (lambda: PhoenixC(admission=None), True),
     "Eagle (no constraints)": (EagleC, False),
 }
 MAIN = ("FIFO", "Sparrow-C", "Eagle-C", "Phoenix")

@@ -22,13 +22,7 @@ Choices where the papers leave room are marked CHOICE and listed in docs/evaluat
   worker queues: early-bound long tasks first, then short probes in SRPT order (remaining tasks
   x estimated duration) with the Eagle simulator's starvation bound (a probe is passed by tasks
   whose estimates sum to at most `cap` = 5 x its own estimate).
-- `PhoenixC` — Phoenix (paper 003) on Eagle: the same placement, plus (1) CRV + M/G/1 per
-  constraint class every `tick_s` (demand = unbound short tasks asking for the class, supply =
-  satisfying workers without long work, `models.queueing`), (2) worker queues in CRV order
-  (`decisions.constrained_placement.contention_key`: most contended class first, SRPT within
-  a bucket, with Eagle's long-tasks-first and starvation bound), (3) admission control at submission: a short job whose full class waits longer
-  than max(`max_wait_s`, `max_wait_factor` x its task estimate) has its soft constraints
-  relaxed when the hard-only class waits less (or no worker satisfies the full class).
+- `PhoenixC` (phoenix_policy.py) — Phoenix on Eagle.
 """
 
 from __future__ import annotations
@@ -39,12 +33,7 @@ from collections import deque
 
 import numpy as np
 
-from harvester.decisions.constrained_placement import PlacementStrategy, contention_bucket, contention_buckets, should_relax
-from harvester.models.constraints import Strength
-from harvester.models.queueing import (
-    Arrivals, ClassLoad, NodeLoads, ServiceMoments, crv_ratio, fit_class_loads, node_loads, waits_over,
-)
-from harvester.sim.phoenix.engine import PROBE, TASK, Job, Simulation, slowdowns
+from harvester.sim.phoenix.engine import PROBE, TASK, Job, Simulation
 
 PROBE_RATIO = 2
 SRPT_CAP = 5.0  # the Eagle simulator's CAP_SRPT_SBP: a probe is passed by at most 5x its own estimate (S3b)
@@ -217,130 +206,3 @@ class EagleC(_Defaults):
         for e in queue[:best_i]:
             e[2] += charge
         return best_i
-
-
-class PhoenixC(EagleC):
-    name = "Phoenix"
-
-    def __init__(self, cap: float = SRPT_CAP, tick_s: float = 10.0, strategy: PlacementStrategy | None = None, *,
-                 reorder: bool = True, admission: bool = True, placement: bool = True, min_probes: int = MIN_PROBES) -> None:
-        super().__init__(cap, min_probes)
-        self.reorder, self.admission, self.placement = reorder, admission, placement
-        self.asks: deque[tuple[float, int, int]] = deque()  # (time, class, tasks) of every job, for the pressure
-        self.pressure: np.ndarray | None = None
-        self.tick_s = tick_s
-        self.strategy = strategy or PlacementStrategy()
-        self.arrivals: deque[Arrivals] = deque()
-        self.active: list[Job] = []
-        self.loaded: NodeLoads | None = None
-        self.buckets: dict[int, tuple[int, int]] = {}
-        self.relaxed_jobs = 0
-        self._slow: dict[tuple, np.ndarray] = {}
-
-    def submit(self, sim: Simulation, job: Job) -> None:
-        self.asks.append((sim.now, job.full_cls, job.tasks))
-        if not job.long:
-            if self.admission:
-                self._admit(sim, job)
-            self.active.append(job)
-            self.arrivals.append(Arrivals(sim.now, str(job.cls), job.tasks, job.tasks * job.estimate,
-                                          job.tasks * job.estimate ** 2))
-        super().submit(sim, job)
-
-    def _admit(self, sim: Simulation, job: Job) -> None:
-        """Admission control (§I contribution 2): relax soft constraints of a job whose class waits too long."""
-        if job.full_cls == job.hard_cls or self.loaded is None:
-            return
-        w_full = self._wait_with(sim.classes[job.full_cls].weights, job)
-        w_hard = self._wait_with(sim.classes[job.hard_cls].weights, job)
-        soft = tuple(c for c in job.spec.constraints if c.strength is Strength.SOFT)
-        hard = sim.classes[job.hard_cls].mask & (sim.long_count == 0)
-        expected = float(self._slowdowns(sim, soft)[hard].mean()) if hard.any() else 1.0
-        if should_relax(w_full, w_hard, job.estimate, self.strategy, any_node=bool(sim.classes[job.full_cls].mask.any()),
-                        slowdown=expected):
-            job.cls = job.hard_cls
-            job.relaxed = soft
-            job.slowdown = self._slowdowns(sim, soft)
-            self.relaxed_jobs += 1
-
-    def _wait_with(self, weights: np.ndarray, job: Job) -> float:
-        """M/G/1 wait of a class (0/1 `weights` over workers) on the workers free of long work,
-        once the arriving job's own tasks load it too (rate tasks / window)."""
-        loaded = self.loaded
-        avail = weights * loaded.slots
-        n = float(avail.sum())
-        if n == 0:
-            return math.inf
-        rate = job.tasks / self.strategy.window_s
-        extra = NodeLoads(loaded.slots, loaded.rho + avail * (rate * job.estimate / n),
-                          loaded.lambda_m2 + avail * (rate * job.estimate ** 2 / n))
-        return float(waits_over(weights[None, :], extra).wait_s[0])
-
-    def _slowdowns(self, sim: Simulation, soft: tuple) -> np.ndarray:
-        """Per worker, the run-time factor of a task whose `soft` constraints are relaxed (cached)."""
-        hit = self._slow.get(soft)
-        if hit is None:
-            hit = self._slow[soft] = slowdowns(soft, sim.workers)
-        return hit
-
-    def tick(self, sim: Simulation) -> None:
-        """CRV (demand/supply) and M/G/1 wait of the classes of the short jobs in flight, on
-        workers free of long work; the per-node loads are kept for admission control."""
-        now, s = sim.now, self.strategy
-        while self.arrivals and self.arrivals[0].time <= now - s.window_s:
-            self.arrivals.popleft()
-        self.active = [j for j in self.active if j.unbound > 0]
-        demand: dict[int, float] = {}
-        for j in self.active:
-            demand[j.cls] = demand.get(j.cls, 0.0) + j.unbound
-        loads = fit_class_loads(self.arrivals, now, s.window_s, ServiceMoments.deterministic(s.default_duration_s))
-        rows = sorted({int(k) for k in loads} | set(demand))
-        n = sim.workers.size
-        free = (sim.long_count == 0).astype(float)  # a worker holding long work takes no short task (SSS)
-        masks = np.stack([sim.classes[c].weights for c in rows]) if rows else np.zeros((0, n), dtype=np.float32)
-        zero = ClassLoad(0.0, ServiceMoments(1.0, 1.0))
-        self.loaded = node_loads(masks, free, [loads.get(str(c), zero) for c in rows], sim.late_busy)
-        estimate = waits_over(masks, self.loaded)
-        if self.placement:
-            self.pressure = self._pressure(sim)
-        default = s.default_duration_s
-        self.buckets = {
-            c: contention_buckets(float(w), loads[str(c)].moments.mean_s if str(c) in loads else default,
-                                  crv_ratio(demand.get(c, 0.0), float(supply)))
-            for c, w, supply in zip(rows, estimate.wait_s, estimate.slots)
-        }
-
-    def _pressure(self, sim: Simulation) -> np.ndarray | None:
-        """Per worker: the highest CRV ratio (tasks asking in the window / workers satisfying) of
-        the constrained classes it serves — the live decision's node ranking
-        (decisions/constrained_placement.py step 5) shared with the schedulers every tick."""
-        while self.asks and self.asks[0][0] <= sim.now - self.strategy.window_s:
-            self.asks.popleft()
-        demand: dict[int, int] = {}
-        for _, c, n in self.asks:
-            if sim.classes[c].constraints:
-                demand[c] = demand.get(c, 0) + n
-        out = np.zeros(sim.workers.size)
-        for c, n in demand.items():
-            mask = sim.classes[c].mask
-            np.maximum(out, np.where(mask, crv_ratio(n, float(np.count_nonzero(mask))), 0.0), out=out)
-        return out
-
-    def _tier(self, sim: Simulation, cands: np.ndarray) -> np.ndarray:
-        """CRV-aware LWTF: among workers with no long work, those no contended class needs come
-        first; then by estimated work, a contended worker only after the others at the same bucket."""
-        if not self.placement or self.pressure is None:
-            return super()._tier(sim, cands)
-        return np.array([contention_bucket(x) for x in self.pressure[cands].tolist()], dtype=np.int64)
-
-    def _probe_candidates(self, sim: Simulation, cands: np.ndarray, k: int) -> np.ndarray:
-        """Probes of a job go to workers no contended class needs, while there are `k` of them."""
-        if not self.placement or self.pressure is None:
-            return cands
-        calm = cands[self.pressure[cands] < 1.0]
-        return calm if calm.size >= k else cands
-
-    def key(self, sim: Simulation, job: Job) -> tuple:
-        if job.long or not self.reorder:
-            return (0, 0, job.remaining_s())  # long entries keep their SRPT place behind short probes
-        return (*self.buckets.get(job.cls, (0, 0)), job.remaining_s())
