@@ -164,13 +164,14 @@ def test_a_job_no_worker_can_run_is_refused() -> None:
         Simulation(trace((0.0, [1], False)), workers({}), [spec], EagleC(), seed=0)
 
 
-def test_phoenix_relaxes_a_soft_constraint_whose_workers_hold_long_work() -> None:
+@pytest.mark.parametrize("rule", ["sss", "mg1"])
+def test_phoenix_relaxes_a_soft_constraint_whose_workers_hold_long_work(rule: str) -> None:
     # w0 (fast) is held by a long job; a short job that prefers fast clocks arrives: its full class
     # has no worker free of long work (M/G/1 wait infinite), the hard-only class has w1 -> relaxed.
     ws = workers({"clock_ghz": "3.0"}, {"clock_ghz": "2.0"})
     fast = JobConstraints((parse_constraint("clock_ghz>=3", Strength.SOFT),), types=("CPU Clock Speed",))
     long_on_fast = JobConstraints((parse_constraint("clock_ghz>=3"),), types=("CPU Clock Speed",))
-    policy = PhoenixC(tick_s=1.0)
+    policy = PhoenixC(tick_s=1.0, admission=rule)
     sim = Simulation(trace((0.0, [1000], True), (5.0, [10], False)), ws, [long_on_fast, fast], policy, seed=0, rtt_s=RTT)
     result = sim.run()
     assert policy.relaxed_jobs == 1 and result.jobs[1].relaxed
@@ -178,6 +179,17 @@ def test_phoenix_relaxes_a_soft_constraint_whose_workers_hold_long_work() -> Non
     eagle = Simulation(trace((0.0, [1000], True), (5.0, [10], False)), ws, [long_on_fast, fast], EagleC(), seed=0,
                        rtt_s=RTT).run()
     assert eagle.jobs[1].response_s == pytest.approx(1005.0), "Eagle-C waits behind the long task"
+
+
+def test_phoenix_keeps_soft_constraints_while_a_satisfying_worker_is_free_of_long_work() -> None:
+    # w0 and w1 fast, w0 held by a long job, w1 free: "all the constraints" can be satisfied.
+    ws = workers({"clock_ghz": "3.0"}, {"clock_ghz": "3.0"}, {"clock_ghz": "2.0"})
+    fast = JobConstraints((parse_constraint("clock_ghz>=3", Strength.SOFT),), types=("CPU Clock Speed",))
+    pinned = JobConstraints((parse_constraint("clock_ghz>=3"),), types=("CPU Clock Speed",))
+    policy = PhoenixC(tick_s=1.0)
+    sim = Simulation(trace((0.0, [1000], True), (5.0, [10], False)), ws, [pinned, fast], policy, seed=0, rtt_s=RTT)
+    result = sim.run()
+    assert policy.relaxed_jobs == 0 and result.jobs[1].response_s == pytest.approx(10.0)
 
 
 def _phoenix_queue_sim(policy: PhoenixC) -> Simulation:

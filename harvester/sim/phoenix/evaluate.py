@@ -45,6 +45,7 @@ POLICIES: dict[str, tuple[Callable[[], Any], bool]] = {
     "Phoenix: admission only": (lambda: PhoenixC(reorder=False, placement=False), True),
     "Phoenix: CRV placement only": (lambda: PhoenixC(reorder=False, admission=None), True),
     "Phoenix without admission": (lambda: PhoenixC(admission=None), True),
+    "Phoenix, first review's admission (M/G/1 wait bound)": (lambda: PhoenixC(admission="mg1"), True),
     "Eagle (no constraints)": (EagleC, False),
 }
 MAIN = ("FIFO", "Sparrow-C", "Eagle-C", "Phoenix")

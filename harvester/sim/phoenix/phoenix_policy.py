@@ -15,7 +15,12 @@ Sources and order of the mechanisms: docs/evaluation/phoenix-fidelity.md (S5-S7)
   source's threshold), else Eagle's SRPT. `order="mg1"` keeps the first review's order
   (`decisions.constrained_placement.contention_key`: log2 buckets of the class's M/G/1 wait in
   service times, then of its CRV ratio, then SRPT), always on — an ablation variant.
-- **Admission control** (§I contribution 2), `admission="mg1"`: the first review's rule —
+- **Admission control** (§I contribution 2: "negotiating resources for tasks in which all
+  the constraints could not be satisfied ... by succinct sharing of demand supply
+  information"), `admission="sss"`: at submission a short job's soft constraints are relaxed
+  iff no worker satisfying all its constraints is free of long work (the SSS state the
+  schedulers share) while some worker satisfying its hard ones is. `admission="mg1"`: the
+  first review's rule, an ablation variant —
   relax soft constraints when the full class's M/G/1 wait exceeds max(30 s, 2 x estimate) and
   the hard-only class (plus the slower run) is sooner, or no worker of the full class is free
   of long work (`should_relax`).
@@ -46,10 +51,10 @@ class PhoenixC(EagleC):
     name = "Phoenix"
 
     def __init__(self, cap: float = SRPT_CAP, tick_s: float = SAMPLE_S, strategy: PlacementStrategy | None = None, *,
-                 reorder: bool = True, order: str = "crv", admission: str | None = "mg1", placement: bool = True,
+                 reorder: bool = True, order: str = "crv", admission: str | None = "sss", placement: bool = True,
                  crv_load: float = CRV_LOAD, min_probes: int = MIN_PROBES) -> None:
         super().__init__(cap, min_probes)
-        if order not in ("crv", "mg1") or admission not in (None, "mg1"):
+        if order not in ("crv", "mg1") or admission not in (None, "sss", "mg1"):
             raise ValueError(f"unknown order {order!r} or admission {admission!r}")
         self.reorder, self.order, self.admission, self.placement = reorder, order, admission, placement
         self.crv_load = crv_load
@@ -74,7 +79,9 @@ class PhoenixC(EagleC):
     def submit(self, sim: Simulation, job: Job) -> None:
         self.asks.append((sim.now, job.full_cls, job.tasks))
         if not job.long:
-            if self.admission == "mg1":
+            if self.admission == "sss":
+                self._admit_sss(sim, job)
+            elif self.admission == "mg1":
                 self._admit_mg1(sim, job)
             self.active.append(job)
             if self._mg1:
@@ -88,6 +95,15 @@ class PhoenixC(EagleC):
         job.relaxed = soft
         job.slowdown = self._slowdowns(sim, soft)
         self.relaxed_jobs += 1
+
+    def _admit_sss(self, sim: Simulation, job: Job) -> None:
+        """Relax the soft constraints of a job that no worker free of long work can take with
+        them, when one can without them (module docstring)."""
+        if job.full_cls == job.hard_cls:
+            return
+        free = sim.long_count == 0
+        if not (sim.classes[job.full_cls].mask & free).any() and (sim.classes[job.hard_cls].mask & free).any():
+            self._relax(sim, job)
 
     def _admit_mg1(self, sim: Simulation, job: Job) -> None:
         """The first review's admission control: relax when the full class waits too long (M/G/1)."""
