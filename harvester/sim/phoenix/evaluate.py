@@ -41,11 +41,12 @@ POLICIES: dict[str, tuple[Callable[[], Any], bool]] = {
     "Sparrow-C": (SparrowC, True),
     "Eagle-C": (EagleC, True),
     "Phoenix": (PhoenixC, True),
-    "Phoenix: reorder only": (lambda: PhoenixC(admission=None, placement=False), True),
-    "Phoenix: admission only": (lambda: PhoenixC(reorder=False, placement=False), True),
-    "Phoenix: CRV placement only": (lambda: PhoenixC(reorder=False, admission=None), True),
-    "Phoenix without admission": (lambda: PhoenixC(admission=None), True),
-    "Phoenix, first review's admission (M/G/1 wait bound)": (lambda: PhoenixC(admission="mg1"), True),
+    "Phoenix: reorder only": (lambda: PhoenixC(admission=None), True),
+    "Phoenix: admission only": (lambda: PhoenixC(reorder=False), True),
+    "Phoenix + CRV-aware placement (first review)": (lambda: PhoenixC(placement=True), True),
+    "Phoenix, first review's order (M/G/1 buckets)": (lambda: PhoenixC(order="mg1"), True),
+    "Phoenix, first review's admission (M/G/1 bound)": (lambda: PhoenixC(admission="mg1"), True),
+    "Phoenix, first review's mechanisms": (lambda: PhoenixC(order="mg1", admission="mg1", placement=True), True),
     "Eagle (no constraints)": (EagleC, False),
 }
 MAIN = ("FIFO", "Sparrow-C", "Eagle-C", "Phoenix")

@@ -24,8 +24,10 @@ Sources and order of the mechanisms: docs/evaluation/phoenix-fidelity.md (S5-S7)
   relax soft constraints when the full class's M/G/1 wait exceeds max(30 s, 2 x estimate) and
   the hard-only class (plus the slower run) is sooner, or no worker of the full class is free
   of long work (`should_relax`).
-- **Placement**, `placement=True`: the first review's CRV-aware placement of long tasks and
-  probes (workers no contended class needs first); not in the paper — an ablation variant.
+- **Placement**: Eagle's (the paper: "developed on top of the open source Eagle scheduler";
+  the source places probes and long tasks as Eagle). `placement=True`: the first review's
+  CRV-aware placement of long tasks and probes (workers no contended class needs first); not
+  in the paper — an ablation variant.
 A relaxed task runs `engine.slowdowns()` slower on a worker that misses its soft constraints.
 """
 
@@ -51,7 +53,7 @@ class PhoenixC(EagleC):
     name = "Phoenix"
 
     def __init__(self, cap: float = SRPT_CAP, tick_s: float = SAMPLE_S, strategy: PlacementStrategy | None = None, *,
-                 reorder: bool = True, order: str = "crv", admission: str | None = "sss", placement: bool = True,
+                 reorder: bool = True, order: str = "crv", admission: str | None = "sss", placement: bool = False,
                  crv_load: float = CRV_LOAD, min_probes: int = MIN_PROBES) -> None:
         super().__init__(cap, min_probes)
         if order not in ("crv", "mg1") or admission not in (None, "sss", "mg1"):
