@@ -10,7 +10,7 @@ from harvester.models.constraints import NodeTable, Strength, parse_constraint
 from harvester.sim.phoenix.cluster import Workers, synthesize_workers
 from harvester.sim.phoenix.engine import PROBE, TASK, Simulation, slowdowns
 from harvester.sim.phoenix.phoenix_policy import PhoenixC
-from harvester.sim.phoenix.policies import EagleC, FifoC, SparrowC
+from harvester.sim.phoenix.policies import EagleC, FifoC, HawkC, SparrowC
 from harvester.sim.phoenix.synthesis import JobConstraints
 from harvester.sim.phoenix.workload import Trace, TraceJob
 
@@ -142,6 +142,42 @@ def test_sss_falls_back_to_the_short_only_partition_when_every_general_worker_ho
                      EagleC(min_probes=0), seed=0, rtt_s=RTT, short_partition=0.34)
     result = sim.run()
     assert result.jobs[1].response_s == 1.0, "the short job never waits behind the long tasks"
+
+
+def _hawk_sim(policy: HawkC) -> Simulation:
+    # jobs 0-5 with one 1 s task each; worker 0 is the thief, worker 1 the victim
+    return Simulation(trace(*[(0.0, [1], False)] * 6), workers({}, {}), [JobConstraints()] * 6, policy, seed=0, rtt_s=RTT)
+
+
+@pytest.mark.parametrize(("running_long", "queue", "stolen", "left"), [
+    # the ATC strategy: skip the head's short probes, skip the long entries, take what follows
+    (False, [(0, PROBE), (5, TASK), (1, PROBE), (2, PROBE), (5, TASK), (3, PROBE)], [1, 2], [0, 5, 5, 3]),
+    # a victim running a long task gives its head's short probes too
+    (True, [(0, PROBE), (1, PROBE), (5, TASK), (2, PROBE)], [0, 1], [5, 2]),
+    (False, [(0, PROBE), (1, PROBE)], [], [0, 1]),  # nothing queued behind long work
+])
+def test_hawk_steals_short_probes_queued_after_long_work(running_long: bool, queue: list, stolen: list, left: list) -> None:
+    policy = HawkC()
+    sim = _hawk_sim(policy)
+    sim.running_early[1] = running_long
+    sim.queue[1] = [[j, kind, 0.0, False] for j, kind in queue]
+    policy.pull(sim, 0)
+    assert [e[0] for e in sim.queue[0]] == stolen and [e[0] for e in sim.queue[1]] == left
+    assert policy.stolen == len(stolen)
+
+
+def test_hawk_steals_only_probes_whose_constraints_the_thief_meets() -> None:
+    ws = workers({"a": "1"}, {"a": "1"}, {"a": "0"})
+    pinned = JobConstraints((parse_constraint("a=1"),), ("x",))
+    policy = HawkC()
+    sim = Simulation(trace(*[(0.0, [1], False)] * 3), ws, [pinned, JobConstraints(), JobConstraints()], policy, seed=0)
+    sim.queue[1] = [[2, TASK, 0.0, False], [0, PROBE, 0.0, False], [1, PROBE, 0.0, False]]
+    for _ in range(20):  # the victim is random: ask until worker 1 was asked
+        policy.pull(sim, 2)
+        if sim.queue[2]:
+            break
+    assert [e[0] for e in sim.queue[2]] == [1], "worker 2 (a=0) may not take job 0's probe"
+    assert [e[0] for e in sim.queue[1]] == [2, 0]
 
 
 def test_a_job_sends_twice_its_tasks_in_probes_and_at_least_twenty() -> None:

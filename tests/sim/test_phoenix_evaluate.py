@@ -59,7 +59,7 @@ def test_cli_writes_the_report(traces_dir_module: Path, tmp_path: Path, capsys: 
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--traces", "/nonexistent"], "traces not found"),
-    (["--policy", "Hawk-C"], "unknown policy 'Hawk-C'"),
+    (["--policy", "Yacc-d"], "unknown policy 'Yacc-d'"),
     (["--short-partition", "1.5"], "--short-partition in [0, 1)"),
 ])
 def test_cli_refuses_bad_arguments(traces_dir_module: Path, args, message: str, capsys: pytest.CaptureFixture[str]) -> None:

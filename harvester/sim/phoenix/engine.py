@@ -240,10 +240,13 @@ class Simulation:
                     self.wasted += sum(not e[3] for e in q) - sum(not e[3] for e in live)
                     q[:] = live
             if not q:
-                job = self.policy.pull(self, w)
+                job = self.policy.pull(self, w)  # a centralized queue (FIFO) or work stealing (Hawk)
                 if job is not None:
                     self.bind(w, job, t + self.rtt_s)
-                return
+                    return
+                if not q:
+                    return
+                continue
             i = self.policy.pick(self, w, q) if len(q) > 1 else 0
             e = q[i]
             job = self.jobs[e[0]]

@@ -27,7 +27,7 @@ from harvester.observability.progress import Progress
 from harvester.sim.phoenix.cluster import synthesize_workers
 from harvester.sim.phoenix.engine import SAMPLE_S, Simulation
 from harvester.sim.phoenix.phoenix_policy import PhoenixC
-from harvester.sim.phoenix.policies import EagleC, FifoC, SparrowC
+from harvester.sim.phoenix.policies import EagleC, FifoC, HawkC, SparrowC
 from harvester.sim.phoenix.synthesis import CONSTRAINED_FRACTION, TABLE_II, synthesize
 from harvester.sim.phoenix.workload import DEFAULT_CUTOFF_S, load_trace
 
@@ -39,6 +39,7 @@ TRACES = ("YH1_sub.tr.gz", "YH2_sub.tr.gz")
 POLICIES: dict[str, tuple[Callable[[], Any], bool]] = {
     "FIFO": (FifoC, True),
     "Sparrow-C": (SparrowC, True),
+    "Hawk-C": (HawkC, True),
     "Eagle-C": (EagleC, True),
     "Phoenix": (PhoenixC, True),
     "Phoenix: reorder only": (lambda: PhoenixC(admission=None), True),
@@ -49,7 +50,7 @@ POLICIES: dict[str, tuple[Callable[[], Any], bool]] = {
     "Phoenix, first review's mechanisms": (lambda: PhoenixC(order="mg1", admission="mg1", placement=True), True),
     "Eagle (no constraints)": (EagleC, False),
 }
-MAIN = ("FIFO", "Sparrow-C", "Eagle-C", "Phoenix")
+MAIN = ("FIFO", "Sparrow-C", "Hawk-C", "Eagle-C", "Phoenix")
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ def ratios(rows: Sequence[Row], baseline: str, target: str = "Phoenix", pct: str
 def summary(rows: Sequence[Row]) -> dict[str, Any]:
     """The headline figures (also written by bench/phoenix.py)."""
     out: dict[str, Any] = {}
-    for base, key in (("Eagle-C", "eagle_c"), ("Sparrow-C", "sparrow_c"), ("FIFO", "fifo")):
+    for base, key in (("Eagle-C", "eagle_c"), ("Hawk-C", "hawk_c"), ("Sparrow-C", "sparrow_c"), ("FIFO", "fifo")):
         for pct in ("p50", "p90", "p99"):
             r = ratios(rows, base, pct=pct)
             if r:

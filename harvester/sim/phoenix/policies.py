@@ -22,6 +22,8 @@ Choices where the papers leave room are marked CHOICE and listed in docs/evaluat
   worker queues: early-bound long tasks first, then short probes in SRPT order (remaining tasks
   x estimated duration) with the Eagle simulator's starvation bound (a probe is passed by tasks
   whose estimates sum to at most `cap` = 5 x its own estimate).
+- `HawkC` — Hawk (ATC'15): the same centralized half, short jobs probed without SSS, FIFO
+  worker queues and work stealing (class docstring).
 - `PhoenixC` (phoenix_policy.py) — Phoenix on Eagle.
 """
 
@@ -38,6 +40,7 @@ from harvester.sim.phoenix.engine import PROBE, TASK, Job, Simulation
 PROBE_RATIO = 2
 SRPT_CAP = 5.0  # the Eagle simulator's CAP_SRPT_SBP: a probe is passed by at most 5x its own estimate (S3b)
 SSS_ROUNDS = 5  # the Phoenix-derived and Eagle (r5by/eagle-mod) simulators' ROUNDS_SCHEDULING (S4)
+STEAL_ATTEMPTS, STEAL_LIMIT = 10, 10000  # Eagle simulator README, Hawk on YH: stealing attempts 10, limit 10000
 MIN_PROBES = 20  # the Phoenix-derived simulator's MIN_NR_PROBES: a job sends max(2 x tasks, 20) probes (fidelity S2b)
 
 
@@ -106,19 +109,10 @@ class SparrowC(_Defaults):
             sim.enqueue(w, job, PROBE)
 
 
-class EagleC(_Defaults):
-    name = "Eagle-C"
+class _Hybrid(_Defaults):
+    """Hawk's and Eagle's centralized half: long jobs bound early by least estimated waiting time."""
+
     short_partition = True
-    sticky = True
-
-    def __init__(self, cap: float = SRPT_CAP, min_probes: int = MIN_PROBES) -> None:
-        self.cap, self.min_probes = cap, min_probes
-
-    def submit(self, sim: Simulation, job: Job) -> None:
-        if job.long:
-            self._place_long(sim, job)
-        else:
-            self._probe(sim, job)
 
     def _place_long(self, sim: Simulation, job: Job) -> None:
         """LWTF: each task to the general-partition worker with the least estimated long work."""
@@ -141,8 +135,79 @@ class EagleC(_Defaults):
         sim.share_long_state(placed)
 
     def _tier(self, sim: Simulation, cands: np.ndarray) -> np.ndarray:
-        """Eagle's LWTF ranks by estimated work alone: every candidate is in tier 0."""
+        """LWTF ranks by estimated work alone: every candidate is in tier 0."""
         return np.zeros(cands.size, dtype=np.int64)
+
+
+class HawkC(_Hybrid):
+    """Hawk (ATC'15), as the Eagle simulator's Hawk mode with the Yahoo parameters: long jobs
+    by LWTF on the general partition, short jobs probed among all satisfying workers, FIFO
+    worker queues, and work stealing: a worker whose queue empties asks up to `attempts`
+    random general-partition workers; the first one holding short probes queued after its long
+    entries gives them (the "ATC" strategy: skip the short probes at the head unless it runs a
+    long task, skip the long entries, take the short probes that follow, at most `limit`).
+    CHOICE ("-C"): only probes whose constraints the thief satisfies are stolen."""
+
+    name = "Hawk-C"
+
+    def __init__(self, attempts: int = STEAL_ATTEMPTS, limit: int = STEAL_LIMIT, min_probes: int = MIN_PROBES) -> None:
+        self.attempts, self.limit, self.min_probes = attempts, limit, min_probes
+        self.stolen = 0
+        self._general: np.ndarray | None = None
+
+    def submit(self, sim: Simulation, job: Job) -> None:
+        if job.long:
+            self._place_long(sim, job)
+            return
+        cands = np.flatnonzero(sim.classes[job.cls].mask)
+        for w in sample_workers(sim, cands, probe_count(job, self.min_probes)).tolist():
+            sim.enqueue(w, job, PROBE)
+
+    def pull(self, sim: Simulation, w: int) -> Job | None:
+        """Work stealing into `w`'s (empty) queue; the engine then serves it."""
+        if self._general is None:
+            self._general = np.flatnonzero(~sim.short_only)
+        victims = sim.rng.choice(self._general, size=self.attempts)
+        for v in victims.tolist():
+            if v == w:
+                continue
+            got = self._steal(sim, int(v), w)
+            if got:
+                sim.queue[w].extend(got)
+                self.stolen += len(got)
+                break
+        return None
+
+    def _steal(self, sim: Simulation, v: int, thief: int) -> list[list]:
+        q = sim.queue[v]
+        i = 0
+        if not sim.running_early[v]:
+            while i < len(q) and q[i][1] == PROBE:
+                i += 1
+        while i < len(q) and q[i][1] == TASK:
+            i += 1
+        taken, keep = [], []
+        for e in q[i:]:
+            if e[1] == TASK or len(taken) >= self.limit:
+                break
+            (taken if sim.classes[sim.jobs[e[0]].cls].mask[thief] else keep).append(e)
+        if taken:
+            q[i:i + len(taken) + len(keep)] = keep
+        return taken
+
+
+class EagleC(_Hybrid):
+    name = "Eagle-C"
+    sticky = True
+
+    def __init__(self, cap: float = SRPT_CAP, min_probes: int = MIN_PROBES) -> None:
+        self.cap, self.min_probes = cap, min_probes
+
+    def submit(self, sim: Simulation, job: Job) -> None:
+        if job.long:
+            self._place_long(sim, job)
+        else:
+            self._probe(sim, job)
 
     def _probe(self, sim: Simulation, job: Job) -> None:
         """Succinct State Sharing as the Eagle simulator (`send_probes_eagle`): probes go to random
