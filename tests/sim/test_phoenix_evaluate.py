@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harvester.cli import main
-from harvester.sim.phoenix.evaluate import POLICIES, Plan, geomean, ratios, run_plan, summary
+from harvester.sim.phoenix.evaluate import POLICIES, Plan, geomean, ratios, run_plan, summary, utilization
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +35,13 @@ def test_every_policy_runs_every_job(rows) -> None:
     assert by["Phoenix: reorder only"].relaxed_jobs == 0
 
 
+def test_measured_load_is_the_busy_share_sampled_every_5_s() -> None:
+    # samples at 0, 5, 10, 15 s; jobs arrive until 10 s: the first three count as "while jobs arrive"
+    u = utilization([0.5, 0.9, 0.9, 0.1], last_arrival_s=10.0)
+    assert u == pytest.approx({"busy_mean_arrivals": 2.3 / 3, "busy_over_80_arrivals": 2 / 3, "busy_mean_run": 0.6})
+    assert utilization([], last_arrival_s=1.0) == {}
+
+
 def test_ratios_are_per_seed_and_summarized_geometrically(rows) -> None:
     by = {r.policy: r for r in rows}
     assert ratios(rows, "Eagle-C") == [by["Eagle-C"].short["p99"] / by["Phoenix"].short["p99"]]
@@ -52,7 +59,7 @@ def test_cli_writes_the_report(traces_dir_module: Path, tmp_path: Path, capsys: 
     assert doc["command"].startswith("harvester evaluate phoenix --traces") and "--limit 120" in doc["command"]
     assert {r["policy"] for r in doc["rows"]} == {"Eagle-C", "Phoenix", "Sparrow-C"}
     md = (tmp_path / "phoenix-results.md").read_text()
-    assert "| Eagle-C p99 / Phoenix p99 (short jobs) | 1.9 |" in md
+    assert "| Eagle-C p99 / Phoenix p99 (short jobs) | 1.9 |" in md and "## Measured load" in md
     assert (tmp_path / "img" / "phoenix-p99.png").stat().st_size > 10_000
     assert "p99_ratio_vs_eagle_c" in capsys.readouterr().out
 

@@ -134,12 +134,12 @@ def run_one(plan: Plan, trace: str, load: float, seed: int, policy: str) -> Row:
         relaxed_jobs=int(getattr(pol, "relaxed_jobs", 0)), probes=result.probes, wasted_probes=result.wasted_probes,
         time_scale=tr.time_scale, wall_s=time.perf_counter() - start, slowdown_by_type=by_type,
         tail=_tail(short, supply),
-        utilization=_utilization(result.busy_share, max(j.arrival for j in sim.jobs)),
+        utilization=utilization(result.busy_share, max(j.arrival for j in sim.jobs)),
         short_response_s=[j.response_s for j, _ in short],
     )
 
 
-def _utilization(busy_share: Sequence[float], last_arrival_s: float) -> dict[str, float]:
+def utilization(busy_share: Sequence[float], last_arrival_s: float) -> dict[str, float]:
     """The measured load: busy share of the workers sampled every SAMPLE_S, over the arrival span
     (mean, and share of samples above 80%, the Phoenix-derived simulator's CRV threshold) and
     over the whole run."""

@@ -23,6 +23,7 @@ PAPER = {
     "p99_ratio_vs_eagle_c": 1.9,          # "improves the 99th percentile job response times on an average by 1.9x"
     "p90_ratio_vs_hawk_c": 4.5,           # "... like Hawk, it improves the 90th and 99th percentile ... by 4.5x and 5x"
     "p99_ratio_vs_hawk_c": 5.0,
+    "crv_load_threshold": 0.8,            # the Phoenix-derived simulator reorders by CRV above 80% load
     "eagle_c_p99_increase_from_constraints": 1.7,  # §III-B: "99th percentile ... gone up ... by an average of 1.7x"
 }
 
@@ -73,6 +74,20 @@ def tail_table(rows: Sequence[Row], policies: Sequence[str]) -> str:
                     f"{np.mean([t['soft_only_share'] for t in rs]):.0%} | "
                     f"{np.mean([t['unconstrained_share'] for t in rs]):.0%} | "
                     f"{np.median([t['median_workers_satisfying'] for t in rs]):.0f} |\n")
+    return out
+
+
+def load_table(rows: Sequence[Row], policies: Sequence[str] = ("Eagle-C", "Phoenix")) -> str:
+    """The measured load: busy share of the workers sampled every 5 s (means over seeds)."""
+    out = ("| trace, offered load | policy | busy share while jobs arrive | 5 s samples above 80% while jobs arrive "
+           "| busy share over the run |\n|---|---|---|---|---|\n")
+    for trace, load in sorted({(r.trace, r.load) for r in rows}):
+        for p in policies:
+            us = [r.utilization for r in rows if (r.trace, r.load, r.policy) == (trace, load, p) and r.utilization]
+            if us:
+                out += (f"| {trace}, {load:g} | {p} | {np.mean([u['busy_mean_arrivals'] for u in us]):.0%} | "
+                        f"{np.mean([u['busy_over_80_arrivals'] for u in us]):.0%} | "
+                        f"{np.mean([u['busy_mean_run'] for u in us]):.0%} |\n")
     return out
 
 
@@ -128,8 +143,11 @@ def write_report(out: Path, plan: Plan, rows: Sequence[Row], command: str) -> li
              f"{_f(figures.get('p99_ratio_vs_eagle_c', math.nan), 2)} |\n"
              f"| Eagle-C p90 / Phoenix p90 | — | {_f(figures.get('p90_ratio_vs_eagle_c', math.nan), 2)} |\n"
              f"| Eagle-C p50 / Phoenix p50 | — | {_f(figures.get('p50_ratio_vs_eagle_c', math.nan), 2)} |\n"
-             f"| Sparrow-C p99 / Phoenix p99 | — (Hawk-C: {PAPER['p99_ratio_vs_hawk_c']}) | "
-             f"{_f(figures.get('p99_ratio_vs_sparrow_c', math.nan), 2)} |\n"
+             f"| Hawk-C p99 / Phoenix p99 | {PAPER['p99_ratio_vs_hawk_c']} | "
+             f"{_f(figures.get('p99_ratio_vs_hawk_c', math.nan), 2)} |\n"
+             f"| Hawk-C p90 / Phoenix p90 | {PAPER['p90_ratio_vs_hawk_c']} | "
+             f"{_f(figures.get('p90_ratio_vs_hawk_c', math.nan), 2)} |\n"
+             f"| Sparrow-C p99 / Phoenix p99 | — | {_f(figures.get('p99_ratio_vs_sparrow_c', math.nan), 2)} |\n"
              f"| FIFO p99 / Phoenix p99 | — | {_f(figures.get('p99_ratio_vs_fifo', math.nan), 2)} |\n"
              f"| Eagle-C p99 with / without constraints | {PAPER['eagle_c_p99_increase_from_constraints']} | "
              f"{_f(figures.get('eagle_c_p99_increase_from_constraints', math.nan), 2)} |\n"]
@@ -137,6 +155,7 @@ def write_report(out: Path, plan: Plan, rows: Sequence[Row], command: str) -> li
         scale = next(r.time_scale for r in rows if (r.trace, r.load) == (trace, load))
         parts.append(f"## {trace}, load {load:g} (arrivals compressed x{scale:.2f})\n\n"
                      + policy_table(rows, trace, load, plan.policies))
+    parts.append("## Measured load\n\n" + load_table(rows))
     parts.append("## Table II: slowdown of constrained short jobs under Eagle-C\n\n" + table_ii(rows))
     parts.append(f"## The slowest 1% of short jobs (all traces, loads and seeds)\n\nOut of "
                  f"{plan.workers} workers.\n\n" + tail_table(rows, plan.policies))
