@@ -13,7 +13,7 @@
    ``--repeats``. Also the one-off view build (attributes factorized into a NodeTable).
 2. gRPC ``ConstrainedPlacement/PlaceTasks`` over loopback (the sidecar's real server and
    servicer) for a 100-task batch on the same 15,000 nodes: p50 / p99 in ms over 200 calls.
-3. The simulator's headline: short-job p99 of Eagle-C, Sparrow-C and FIFO over Phoenix's,
+3. The simulator's headline: short-job p99 of Eagle-C, Hawk-C, Sparrow-C and FIFO over Phoenix's,
    geometric mean over the two Yahoo sub-traces x ``--loads`` x ``--seeds`` on 15,000 workers
    (the same runs as `harvester evaluate phoenix`, fewer seeds by default).
 Writes bench/results/phoenix.json.
@@ -141,13 +141,13 @@ def bench_grpc(calls: int) -> dict[str, float]:
 
 
 def bench_simulation(traces: Path, loads: tuple[float, ...], seeds: tuple[int, ...]) -> dict[str, float]:
-    plan = Plan(traces_dir=traces, loads=loads, seeds=seeds, policies=("FIFO", "Sparrow-C", "Eagle-C", "Phoenix"))
+    plan = Plan(traces_dir=traces, loads=loads, seeds=seeds, policies=("FIFO", "Sparrow-C", "Hawk-C", "Eagle-C", "Phoenix"))
     start = time.perf_counter()
     rows = run_plan(plan)
     figures = {k: v for k, v in summary(rows).items()}
     figures["simulation_runs"] = float(len(rows))
     figures["simulation_seconds"] = time.perf_counter() - start
-    for name in ("Eagle-C", "Phoenix", "Sparrow-C", "FIFO"):
+    for name in ("Eagle-C", "Phoenix", "Hawk-C", "Sparrow-C", "FIFO"):
         figures[f"short_p99_s_{name}"] = float(np.mean([r.short["p99"] for r in rows if r.policy == name]))
     return figures
 
@@ -175,6 +175,7 @@ def main() -> None:
         "order_10k_tasks_15k_workers_ms": figures["order_10k_tasks_15k_workers_ms"],
         "p99_ratio_vs_eagle_c": figures.get("p99_ratio_vs_eagle_c"),
         "p99_ratio_vs_sparrow_c": figures.get("p99_ratio_vs_sparrow_c"),
+        "p99_ratio_vs_hawk_c": figures.get("p99_ratio_vs_hawk_c"),
     }
     out = ROOT / "bench" / "results" / "phoenix.json"
     out.parent.mkdir(parents=True, exist_ok=True)

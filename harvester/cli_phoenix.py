@@ -23,7 +23,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=15000, help="one-slot workers (default 15000, as the paper)")
     add_number_list(p, "--loads", float, help="offered loads (default 1.5,3)")
     add_number_list(p, "--seeds", int, help="seeds (default 1,2,3)")
-    p.add_argument("--policy", action="append", default=None, help="policy to run (repeatable; default all)")
+    p.add_argument("--policy", action="append", default=None,
+                   help="policy to run (repeatable; default all but the first review's M/G/1 variants)")
     p.add_argument("--short-partition", type=float, default=0.02,
                    help="share of workers only short jobs use (Eagle/Hawk/Phoenix; default 0.02, the Eagle simulator's Yahoo setting)")
     p.add_argument("--constrained-fraction", type=float, default=None,
@@ -87,7 +88,8 @@ def run_command(args: argparse.Namespace) -> int:
         return 2
     fraction = Plan.constrained_fraction if args.constrained_fraction is None else args.constrained_fraction
     plan = Plan(traces_dir=args.traces, workers=args.workers, loads=tuple(args.loads or Plan.loads),
-                seeds=tuple(args.seeds or Plan.seeds), policies=tuple(args.policy or POLICIES), short_partition=args.short_partition,
+                seeds=tuple(args.seeds or Plan.seeds), policies=tuple(args.policy or Plan.policies),
+                short_partition=args.short_partition,
                 constrained_fraction=fraction, limit=args.limit)
     try:
         rows = run_plan(plan, args.processes, progress=not args.quiet)

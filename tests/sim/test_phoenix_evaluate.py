@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from harvester.cli import main
-from harvester.sim.phoenix.evaluate import POLICIES, Plan, geomean, ratios, run_plan, summary, utilization
+from harvester.sim.phoenix.evaluate import DEFAULT_POLICIES, POLICIES, Plan, geomean, ratios, run_plan, summary, utilization
 
 
 @pytest.fixture(scope="module")
 def rows(traces_dir_module: Path):
-    plan = Plan(traces_dir=traces_dir_module, traces=("YH1_sub.tr.gz",), workers=400, loads=(2.0,), seeds=(1,), limit=250)
+    plan = Plan(traces_dir=traces_dir_module, traces=("YH1_sub.tr.gz",), workers=400, loads=(2.0,), seeds=(1,), limit=250,
+                policies=tuple(POLICIES))
     return run_plan(plan)
 
 
@@ -33,6 +34,11 @@ def test_every_policy_runs_every_job(rows) -> None:
     assert by["Eagle (no constraints)"].constrained["n"] == 0 and by["Eagle-C"].constrained["n"] > 0
     assert by["FIFO"].probes == 0 and by["Sparrow-C"].probes > by["Eagle-C"].probes // 2
     assert by["Phoenix: reorder only"].relaxed_jobs == 0
+
+
+def test_the_default_leaves_out_only_the_first_reviews_slow_mg1_variants() -> None:
+    assert Plan(Path(".")).policies == DEFAULT_POLICIES and set(DEFAULT_POLICIES) <= set(POLICIES)
+    assert {p for p in POLICIES if p not in DEFAULT_POLICIES} == {p for p in POLICIES if "first review's" in p}
 
 
 def test_measured_load_is_the_busy_share_sampled_every_5_s() -> None:

@@ -51,6 +51,10 @@ POLICIES: dict[str, tuple[Callable[[], Any], bool]] = {
     "Eagle (no constraints)": (EagleC, False),
 }
 MAIN = ("FIFO", "Sparrow-C", "Hawk-C", "Eagle-C", "Phoenix")
+#: What `harvester evaluate phoenix` runs without --policy: the first review's M/G/1 variants take
+#: ~5x longer per run (the M/G/1 model every 5 s) and are run on request.
+DEFAULT_POLICIES = (*MAIN, "Phoenix: reorder only", "Phoenix: admission only",
+                    "Phoenix + CRV-aware placement (first review)", "Eagle (no constraints)")
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ class Plan:
     workers: int = 15000
     loads: tuple[float, ...] = (1.5, 3.0)
     seeds: tuple[int, ...] = (1, 2, 3)
-    policies: tuple[str, ...] = tuple(POLICIES)
+    policies: tuple[str, ...] = DEFAULT_POLICIES
     short_partition: float = 0.02  # Eagle simulator, Yahoo: big partition 98% (docs/evaluation/phoenix-fidelity.md S2a)
     constrained_fraction: float = CONSTRAINED_FRACTION
     cutoff_s: float = DEFAULT_CUTOFF_S
