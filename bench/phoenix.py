@@ -7,8 +7,8 @@
    control, the contention order). Target: under 100 ms. Then ``decide``: the same plus the
    placement of every task with free-resource accounting (step 5). Workers carry the
    evaluation's synthetic attributes (sim/phoenix/cluster.py) with 8 vcores / 32 GB, a random
-   share already used; tasks carry Table II constraints (sim/phoenix/synthesis.py) for 50% of
-   them (~800 distinct constraint sets), 1 vcore / 2 GB each, durations from the Yahoo YH1
+   share already used; tasks carry Table II constraints as the evaluation synthesizes them
+   (sim/phoenix/synthesis.py: one type per constrained task, 9 distinct sets), 1 vcore / 2 GB each, durations from the Yahoo YH1
    short jobs. Every repeat starts from a fresh view (no constraint mask cached); medians over
    ``--repeats``. Also the one-off view build (attributes factorized into a NodeTable).
 2. gRPC ``ConstrainedPlacement/PlaceTasks`` over loopback (the sidecar's real server and
