@@ -11,8 +11,9 @@ the step before, as declared). A step's effect alone is its figure over the prev
 
 Steps are found by commit subject in `git log HEAD` ("Phoenix evaluation S<n>[a-c]: ..."; the
 base is the commit that records the measured load, the first review's model). Results of a
-step already in `--work` are reused (delete the folder to re-run). Writes
-bench/results/phoenix_steps.json and docs/evaluation/phoenix-steps.md.
+step already in `--work` are reused with the commit they were measured at (delete the folder to
+re-run). Writes bench/results/phoenix_steps.json, docs/evaluation/phoenix-steps-results.md and
+docs/evaluation/img/phoenix-steps.png.
 """
 
 from __future__ import annotations
@@ -98,9 +99,11 @@ def _export(step: Step, work: Path) -> Path:
     return tree
 
 
-def run_step(step: Step, work: Path, traces: Path, loads: str, seeds: str, limit: int | None = None) -> list[dict]:
+def run_step(step: Step, work: Path, traces: Path, loads: str, seeds: str, limit: int | None = None) -> tuple[list[dict], str]:
+    """The step's result rows and the commit they were measured at."""
     out = work / step.id / "out"
     results = out / "phoenix-results.json"
+    measured = work / step.id / "commit.txt"
     if not results.is_file():
         tree = _export(step, work)
         cmd = [sys.executable, "-m", "harvester.cli_phoenix", "--traces", str(traces), "--loads", loads,
@@ -111,7 +114,9 @@ def run_step(step: Step, work: Path, traces: Path, loads: str, seeds: str, limit
         if not check.startswith(str(tree)):
             raise RuntimeError(f"{step.id}: harvester imported from {check}, not the exported tree {tree}")
         subprocess.run(cmd, cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL)
-    return json.loads(results.read_text())["rows"]
+        measured.write_text(step.commit + "\n")
+    commit = measured.read_text().strip() if measured.is_file() else step.commit
+    return json.loads(results.read_text())["rows"], commit
 
 
 def table(steps: Sequence[Step], figs: dict[str, dict[str, float]]) -> str:
@@ -130,6 +135,36 @@ def table(steps: Sequence[Step], figs: dict[str, dict[str, float]]) -> str:
     return out
 
 
+def plot(steps: Sequence[Step], figs: dict[str, dict[str, float]], path: Path) -> Path:
+    """Left: Eagle-C and Phoenix short-job p99 after each step. Right: their ratio beside the paper's."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ids = [s.id for s in steps]
+    x = list(range(len(ids)))
+    fig, (ax, rx) = plt.subplots(1, 2, figsize=(12, 4))
+    for key, label in (("eagle_c_short_p99_s", "Eagle-C"), ("phoenix_short_p99_s", "Phoenix")):
+        ax.plot(x, [figs[i][key] for i in ids], marker="o", label=label)
+    ax.set_yscale("log")
+    ax.set_ylabel("short-job p99 (s), mean of the runs")
+    ax.set_title("after each step (cumulative, declared order)")
+    rx.plot(x, [figs[i]["p99_ratio_vs_eagle_c"] for i in ids], marker="o", label="ours")
+    rx.axhline(PAPER_P99_RATIO, color="gray", linestyle="--", label=f"paper ({PAPER_P99_RATIO})")
+    rx.set_ylabel("Eagle-C p99 / Phoenix p99")
+    rx.set_ylim(0, 2.2)
+    rx.set_title("ratio after each step")
+    for a in (ax, rx):
+        a.set_xticks(x, ids)
+        a.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
@@ -143,8 +178,9 @@ def main() -> None:
     steps = steps_from_log(log)
     figs: dict[str, dict[str, float]] = {}
     prev_rows: list[dict] = []
+    measured: dict[str, str] = {}
     for s in steps:
-        rows = run_step(s, args.work, args.traces.resolve(), args.loads, args.seeds, args.limit)
+        rows, measured[s.id] = run_step(s, args.work, args.traces.resolve(), args.loads, args.seeds, args.limit)
         figs[s.id] = step_figures(rows, [r for r in prev_rows if r["policy"] == "Eagle-C"])
         prev_rows = rows + [r for r in prev_rows if r["policy"] == "Eagle-C" and "Eagle-C" not in s.policies]
         print(f"{s.id}: Eagle-C/Phoenix p99 {figs[s.id]['p99_ratio_vs_eagle_c']:.3f}", flush=True)
@@ -154,15 +190,17 @@ def main() -> None:
            "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
            "figures": {f"{s.id}_{k}": v for s in steps for k, v in figs[s.id].items()},
            "targets": {"p99_ratio_vs_eagle_c": PAPER_P99_RATIO},
-           "steps": [{"id": s.id, "commit": s.commit, "subject": s.subject, "policies": list(s.policies)} for s in steps]}
+           "steps": [{"id": s.id, "commit": s.commit, "measured_at": measured[s.id], "subject": s.subject,
+                      "policies": list(s.policies)} for s in steps]}
     (ROOT / "bench" / "results" / "phoenix_steps.json").write_text(json.dumps(doc, indent=2) + "\n")
-    (ROOT / "docs" / "evaluation" / "phoenix-steps.md").write_text(
+    png = plot(steps, figs, ROOT / "docs" / "evaluation" / "img" / "phoenix-steps.png")
+    (ROOT / "docs" / "evaluation" / "phoenix-steps-results.md").write_text(
         "# Phoenix fidelity review — generated step table\n\n"
         f"Generated by `{command}` (loads {args.loads}, seeds {args.seeds}, 15,000 workers, both Yahoo sub-traces); "
         "each step is `harvester evaluate phoenix` at the step's commit. Times are means over the runs; the ratio is the "
         "geometric mean of the per-run ratios; \"this step alone\" divides a step's figure by the previous step's. "
         "The report is [phoenix.md](phoenix.md#fidelity-review); the decisions [phoenix-fidelity.md](phoenix-fidelity.md)."
-        "\n\n" + md, encoding="utf-8")
+        "\n\n" + md + f"\n![Eagle-C and Phoenix short-job p99 per step](img/{png.name})\n", encoding="utf-8")
     print(md)
 
 
