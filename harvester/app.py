@@ -52,7 +52,7 @@ from harvester.config import Settings
 from harvester.config_harvesting import HarvestingSettings, TenantRule
 from harvester.config_morpheus import MorpheusSettings
 from harvester.control import ControlPlane
-from harvester.decisions.strategy import configured_physical_cores, selection_strategy
+from harvester.decisions.strategy import configured_physical_cores, guard_strategy, selection_strategy
 from harvester.config_jockey import JockeySettings
 from harvester.emulator import demo, demo_deadline, demo_recurring
 from harvester.emulator.server import EmulatorServer
@@ -225,7 +225,10 @@ class Harvester:
         self.source = source or build_source(settings, self.embedded)
         j = self.jockey_settings = jockey_settings(settings, embedded=self.embedded is not None)
         if (h.actuate or ((m.enabled and m.actuate) or (j.enabled and j.actuate)) and m.nudge.enabled) and actuator is None:
-            actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock.now)  # nudges use it too
+            # nudges use it too; every action's deadline: the guard's staleness limit, its period
+            actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock,
+                                  stale_after_s=guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s).stale_after_s,
+                                  budget_s=h.control_period_s, metrics=self.metrics)
         s = settings.hdfs
         self._namenode = None if not s.enabled else NameNodeJmxClient(
             [str(u) for u in s.namenode_urls], connect_timeout_s=s.connect_timeout_s, read_timeout_s=s.read_timeout_s,

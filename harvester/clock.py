@@ -94,3 +94,10 @@ class ScaledClock:
 
     def wait(self, stop: threading.Event, seconds: float) -> bool:
         return stop.wait(max(0.0, seconds) / self.speed)
+
+
+def wall_seconds(clock: Clock, seconds: float) -> float:
+    """How many real seconds `seconds` of `clock`'s time last (a network timeout is in real
+    seconds): divided by a ScaledClock's speed; the same number for every other clock."""
+    speed = getattr(clock, "speed", 1.0)
+    return seconds / speed if isinstance(speed, (int, float)) and speed > 0 else seconds

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -134,10 +134,18 @@ class ClusterSnapshot:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Action:
-    """Base of every action: `reason` is the formula that produced it, `stimulus_id` the tick."""
+    """Base of every action: `reason` is the formula that produced it, `stimulus_id` the tick.
 
+    `data_at` is the time (the Clock's epoch seconds) of the observation the action was decided
+    from — DESIGN.md principle 16: an actuator drops an action whose data is older than its
+    staleness limit at the moment of sending (harvester/actuators/deadline.py). Every decision
+    sets it; an action without one (None) has no known age and is never sent by a live actuator.
+    """
+
+    kind: ClassVar[str] = "action"  # the label of metrics and logs (set_capacity, kill, ...)
     reason: str
     stimulus_id: str = ""
+    data_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,6 +156,7 @@ class SetNodeCapacity(Action):
     >= 0 makes the RM kill its youngest non-AM containers after that many milliseconds.
     """
 
+    kind: ClassVar[str] = "set_capacity"
     node_id: str
     resources: Resources
     overcommit_timeout_ms: int = -1
@@ -157,19 +166,30 @@ class SetNodeCapacity(Action):
 class KillContainer(Action):
     """Signal one container: graceful = SIGTERM (GRACEFUL_SHUTDOWN), else SIGKILL."""
 
+    kind: ClassVar[str] = "kill"
     container_id: str
     node_id: str
     graceful: bool = True
 
 
+#: What became of an action that was not simply accepted (ActionError.outcome):
+#: failed  - not applied: refused locally or by the RM, or it never reached the RM;
+#: unknown - it MAY have been applied (read timeout, connection lost after sending, a proxy's
+#:           502/503/504, an unreadable 2xx answer): the next snapshot tells, never a retry;
+#: dropped - never sent: its data was too old, or the tick's time budget was spent.
+OUTCOMES = ("failed", "unknown", "dropped")
+
+
 @dataclass(frozen=True, slots=True)
 class ActionError:
-    """An actuation that failed, returned as data on the next tick (DESIGN.md principle 5)."""
+    """An actuation that did not simply succeed, returned as data on the next tick (DESIGN.md
+    principle 5); `outcome` is one of `OUTCOMES`, recorded as the RM reported it."""
 
     action: Action
     time: float
     error: str
     details: dict[str, str] = field(default_factory=dict)
+    outcome: str = "failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +200,7 @@ class DecisionRecord:
 
     `loop` is the deciding loop (guard, …); `kind` the action (set_capacity, kill, …); `target`
     its object (node, container, reservation id); `node_id`, `tenant` and `app_id` the subjects
-    it touches ('' when none); `fate` sent | would send | not sent | failed: <error>;
+    it touches ('' when none); `fate` sent | would send | not sent | failed|unknown|dropped: <error>;
     `data_as_of` the time of the snapshot it was decided from (None: unknown); `inputs` the
     formula's inputs by name (JSON-able values)."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import requests
@@ -80,6 +81,11 @@ class RMClient:
 
     def close(self) -> None:
         self.transport.close()
+
+    def deadline(self, seconds: float) -> AbstractContextManager[None]:
+        """``with client.deadline(s): ...``: every call of this thread in the block, retries and
+        back-off included, ends within ``s`` seconds (Transport.deadline)."""
+        return self.transport.deadline(seconds)
 
     def __enter__(self) -> RMClient:
         return self

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,11 @@ class RMClientConfig:
     calls (and for any call whose request provably never reached an RM); delays are "full
     jitter": uniform(0, min(backoff_max_s, backoff_base_s * 2**round)). ``tls_verify``: True,
     False, or a CA bundle path; ``client_cert``: a PEM path or (cert, key) paths.
+    ``max_response_bytes``: an answer larger than this is refused while it is read
+    (:class:`~rm_client.errors.RMResponseTooLargeError`); a 10,000-node ``/nodes`` is ~20 MB.
+    Kerberos (``auth="kerberos"``, SPNEGO with REQUIRED mutual authentication): the
+    credentials of ``kerberos_principal`` from ``kerberos_keytab`` when given, else the
+    default credential cache (``kinit``).
     """
 
     urls: tuple[str, ...]
@@ -37,6 +43,9 @@ class RMClientConfig:
     auth: Literal["simple", "kerberos"] = "simple"
     tls_verify: bool | str = True
     client_cert: str | tuple[str, str] | None = None
+    max_response_bytes: int = 64 * 1024 * 1024
+    kerberos_principal: str | None = None
+    kerberos_keytab: str | None = None
 
     def __post_init__(self) -> None:
         urls = (self.urls,) if isinstance(self.urls, str) else self.urls
@@ -65,10 +74,18 @@ class RMClientConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise RMConfigError(f"{name}: must be a number of seconds >= 0, got {value!r}")
+        for name in ("connect_timeout_s", "read_timeout_s", "backoff_base_s", "backoff_max_s"):
+            if not math.isfinite(getattr(self, name)):
+                raise RMConfigError(f"{name}: must be a finite number of seconds, got {getattr(self, name)!r}")
+        mrb = self.max_response_bytes
+        if isinstance(mrb, bool) or not isinstance(mrb, int) or mrb < 1024:
+            raise RMConfigError(f"max_response_bytes: must be an integer >= 1024, got {mrb!r}")
         if self.backoff_base_s > self.backoff_max_s:
             raise RMConfigError("backoff_base_s: must not exceed backoff_max_s")
         if self.auth not in ("simple", "kerberos"):
             raise RMConfigError(f"auth: must be 'simple' or 'kerberos', got {self.auth!r}")
+        if self.kerberos_keytab is not None and not os.path.isfile(self.kerberos_keytab):
+            raise RMConfigError("kerberos_keytab: the keytab file does not exist")  # the path is not echoed
         if isinstance(self.tls_verify, str) and not os.path.exists(self.tls_verify):
             raise RMConfigError(f"tls_verify: CA bundle {self.tls_verify!r} does not exist")
         if not isinstance(self.tls_verify, bool | str):

@@ -52,6 +52,9 @@ class Endpoint:
 
 
 _READ = "a read"
+#: DESIGN.md principle 16: a write that changes the cluster is sent once; the caller decides
+#: again from fresh data instead of the transport repeating it after it may have run.
+_ONCE = "a write that changes the cluster is sent once"
 _E = Endpoint
 _c, _n, _a, _o, _t, _r, _l, _s = cluster, nodes, apps, app_ops, attempts, reservations, labels, scheduler
 _EPS = [
@@ -68,10 +71,10 @@ _EPS = [
     _E("nodes", "GET", ROOT + "/nodes", True, _n.decode_nodes, _n.encode_nodes, _READ, merge_repeated_keys=False),
     _E("node", "GET", ROOT + "/nodes/{node_id}", True, _n.decode_node, _n.encode_node, _READ,
        merge_repeated_keys=False),
-    _E("node-resource", "POST", ROOT + "/nodes/{node_id}/resource", True,
+    _E("node-resource", "POST", ROOT + "/nodes/{node_id}/resource", False,
        _n.decode_node_resource_info, _n.encode_node_resource_info,
-       "sets an ABSOLUTE capacity: a repeat converges on the same state (at most it re-arms the "
-       "overCommitTimeout of that node)"),
+       _ONCE + ": an absolute capacity, but a repeat re-arms the node's overCommitTimeout (a cut with "
+       "T=0 kills again) and may land long after the data it was decided from"),
     # apps
     _E("apps", "GET", ROOT + "/apps", True, _a.decode_apps, _a.encode_apps, _READ),
     _E("new-application", "POST", ROOT + "/apps/new-application", False,
@@ -88,21 +91,22 @@ _EPS = [
     _E("container", "GET", ROOT + "/apps/{app_id}/appattempts/{attempt_id}/containers/{container_id}", True,
        _t.decode_container, _t.encode_container, _READ),
     _E("app-state", "GET", ROOT + "/apps/{app_id}/state", True, _o.decode_app_state, _o.encode_app_state, _READ),
-    _E("app-state-put", "PUT", ROOT + "/apps/{app_id}/state", True, _o.decode_app_state, _o.encode_app_state,
-       "a target state: a repeated KILLED answers 200 KILLED (capture apps-id-state-put-KILLED-again)"),
+    _E("app-state-put", "PUT", ROOT + "/apps/{app_id}/state", False, _o.decode_app_state, _o.encode_app_state,
+       _ONCE + " (a repeated KILLED would answer 200 KILLED, capture apps-id-state-put-KILLED-again, but a "
+       "kill is never repeated blindly)"),
     _E("app-queue", "GET", ROOT + "/apps/{app_id}/queue", True, _o.decode_app_queue, _o.encode_app_queue, _READ),
-    _E("app-queue-put", "PUT", ROOT + "/apps/{app_id}/queue", True, _o.decode_app_queue, _o.encode_app_queue,
-       "a target queue: repeating the move leaves the app where the first one put it"),
+    _E("app-queue-put", "PUT", ROOT + "/apps/{app_id}/queue", False, _o.decode_app_queue, _o.encode_app_queue,
+       _ONCE + " (a target queue)"),
     _E("app-priority", "GET", ROOT + "/apps/{app_id}/priority", True,
        _o.decode_app_priority, _o.encode_app_priority, _READ),
-    _E("app-priority-put", "PUT", ROOT + "/apps/{app_id}/priority", True,
-       _o.decode_app_priority, _o.encode_app_priority, "a target priority"),
+    _E("app-priority-put", "PUT", ROOT + "/apps/{app_id}/priority", False,
+       _o.decode_app_priority, _o.encode_app_priority, _ONCE + " (a target priority)"),
     _E("app-timeouts", "GET", ROOT + "/apps/{app_id}/timeouts", True,
        _o.decode_app_timeouts, _o.encode_app_timeouts, _READ),
     _E("app-timeout", "GET", ROOT + "/apps/{app_id}/timeouts/{timeout_type}", True,
        _o.decode_app_timeout, _o.encode_app_timeout, _READ),
-    _E("app-timeout-put", "PUT", ROOT + "/apps/{app_id}/timeout", True,
-       _o.decode_app_timeout, _o.encode_app_timeout, "a target expiry time"),
+    _E("app-timeout-put", "PUT", ROOT + "/apps/{app_id}/timeout", False,
+       _o.decode_app_timeout, _o.encode_app_timeout, _ONCE + " (a target expiry time)"),
     _E("app-statistics", "GET", ROOT + "/appstatistics", True,
        _o.decode_app_statistics, _o.encode_app_statistics, _READ),
     # containers
@@ -113,8 +117,8 @@ _EPS = [
        _r.decode_new_reservation, _r.encode_new_reservation, "each call allocates a new reservation id"),
     _E("reservation-submit", "POST", ROOT + "/reservation/submit", False, None, None,
        "admission is not repeated blindly (the plan may have changed in between)", fixed_body=b""),
-    _E("reservation-update", "POST", ROOT + "/reservation/update", True, None, None,
-       "replaces the whole definition of an existing id: a repeat plans the same definition", fixed_body=b"{}"),
+    _E("reservation-update", "POST", ROOT + "/reservation/update", False, None, None,
+       _ONCE + " (it replaces the whole definition: the next decision sends a fresh one)", fixed_body=b"{}"),
     _E("reservation-delete", "POST", ROOT + "/reservation/delete", False, None, None,
        "a repeat after success answers 400 'reservation ... is unknown' (RMWebServices.deleteReservation)",
        fixed_body=b"{}"),

@@ -23,6 +23,7 @@ client method or a decoder (no ``KeyError``/``TypeError``/``requests`` exception
     │   └── RMStandbyError           answered by a standby RM (307 redirect or its text page)
     │                                and no active RM was reachable
     └── RMDecodeError                a 2xx body that is not JSON or not the expected shape
+        └── RMResponseTooLargeError  an answer over ``max_response_bytes`` (reading stopped)
 
 Error bodies (recorded from a real 3.3.6 RM, fixtures ``captures/err-*``) come in two forms,
 both usually served as ``application/json``:
@@ -42,6 +43,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from rm_client.redact import redact_text, redact_url
+
 __all__ = [
     "Problem",
     "RMAuthError",
@@ -53,6 +56,7 @@ __all__ = [
     "RMForbiddenError",
     "RMHTTPError",
     "RMNotFoundError",
+    "RMResponseTooLargeError",
     "RMServerError",
     "RMStandbyError",
     "RMTimeoutError",
@@ -75,6 +79,8 @@ class RMError(Exception):
     ``remote_exception`` (short Java class, e.g. ``BadRequestException``),
     ``remote_java_class`` (fully qualified), ``remote_message`` (the RM's message or the
     plain-text body), ``hint`` (what an operator can do, for known 3.3.6 pitfalls).
+    Credentials never reach the text: ``rm_url`` and ``message`` are redacted
+    (:mod:`rm_client.redact`: URL userinfo, secret query values).
     """
 
     def __init__(
@@ -90,6 +96,7 @@ class RMError(Exception):
         remote_message: str | None = None,
         hint: str | None = None,
     ) -> None:
+        message = redact_text(message)
         super().__init__(message)
         self.message = message
         self.method = method
@@ -100,6 +107,14 @@ class RMError(Exception):
         self.remote_java_class = remote_java_class
         self.remote_message = remote_message
         self.hint = hint
+
+    @property
+    def rm_url(self) -> str | None:
+        return self._rm_url
+
+    @rm_url.setter
+    def rm_url(self, url: str | None) -> None:
+        self._rm_url = redact_url(url)
 
     def __str__(self) -> str:
         parts = []
@@ -218,6 +233,11 @@ class RMDecodeError(RMError):
         super().__init__(full, **context)
         self.where = where
         self.snippet = snippet
+
+
+class RMResponseTooLargeError(RMDecodeError):
+    """The answer was larger than ``RMClientConfig.max_response_bytes``: reading stopped there
+    (and the connection was closed) instead of holding an unbounded body in memory."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,17 @@ Rules (DESIGN.md principle 11):
   502/503/504 from a proxy) is repeated only for idempotent calls; non-idempotent calls raise
   at once so the caller can look before re-trying (never a blind second submit or signal);
 * after a full round over all URLs fails, the next round waits uniform(0, min(max, base*2**n))
-  ("full jitter") with the injected ``sleep``; at most ``max_retries`` extra rounds.
+  ("full jitter") with the injected ``sleep``; at most ``max_retries`` extra rounds;
+* a caller may bound a whole logical call, retries and back-off included, with
+  ``with transport.deadline(seconds): ...`` (per thread): every attempt's connect and read
+  timeouts are at most what is left, no round starts once it is spent, and a call whose
+  deadline passed before it could be sent raises :class:`RMTimeoutError` with
+  ``maybe_sent=False`` (the sidecar's actuator uses the remaining time of its tick);
+* answers are read as a stream and refused once larger than ``max_response_bytes``
+  (:class:`RMResponseTooLargeError`, the connection is closed): a huge answer costs at most
+  that much memory;
+* URLs in messages and logs are redacted (:mod:`rm_client.redact`); retries log at DEBUG
+  (the caller decides what a failed call is worth in its log).
 """
 
 from __future__ import annotations
@@ -28,7 +38,8 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,10 +52,12 @@ from rm_client.errors import (
     RMConfigError,
     RMConnectionError,
     RMError,
+    RMResponseTooLargeError,
     RMStandbyError,
     RMTimeoutError,
     error_for_response,
 )
+from rm_client.redact import redact_url
 
 __all__ = ["Answer", "Transport", "is_standby_answer"]
 
@@ -73,16 +86,31 @@ def is_standby_answer(status: int, body: bytes) -> bool:
     return status == 307
 
 
-def _spnego_auth() -> Any:
-    """requests-gssapi, imported only when Kerberos is configured (optional extra)."""
+def spnego_auth(principal: str | None = None, keytab: str | None = None) -> Any:
+    """SPNEGO (requests-gssapi, imported only when Kerberos is configured: optional extra) with
+    REQUIRED mutual authentication — an answer whose server did not prove its identity is
+    refused — and, when given, the credentials of `principal` from `keytab` (else the default
+    credential cache of `kinit`). Errors never quote the keytab's path."""
     try:
-        from requests_gssapi import OPTIONAL, HTTPSPNEGOAuth  # type: ignore[import-not-found]
+        from requests_gssapi import REQUIRED, HTTPSPNEGOAuth  # type: ignore[import-not-found]
     except ImportError as exc:
         raise RMConfigError(
             "auth=kerberos needs the optional 'kerberos' extra (requests-gssapi): "
             "pip install 'harvester[kerberos]'; it is imported only when Kerberos is enabled"
         ) from exc
-    return HTTPSPNEGOAuth(mutual_authentication=OPTIONAL)
+    creds = None
+    if principal or keytab:
+        try:
+            import gssapi  # type: ignore[import-not-found]  # requests-gssapi's own dependency
+
+            name = gssapi.Name(principal, gssapi.NameType.kerberos_principal) if principal else None
+            creds = gssapi.Credentials(name=name, usage="initiate",
+                                       store={"client_keytab": keytab} if keytab else None)
+        except Exception as exc:  # gssapi.exceptions.GSSError and friends: one clear line
+            text = str(exc).replace(keytab, "<keytab>") if keytab else str(exc)
+            raise RMConfigError(f"kerberos: cannot get credentials for {principal or 'the default principal'} "
+                                f"from the keytab: {text}") from None
+    return HTTPSPNEGOAuth(mutual_authentication=REQUIRED, creds=creds)
 
 
 def _never_connected(exc: requests.exceptions.ConnectionError) -> bool:
@@ -106,15 +134,18 @@ class Transport:
         *,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self._session = session if session is not None else requests.Session()
         self._owns_session = session is None
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
-        self._auth = _spnego_auth() if config.auth == "kerberos" else None
+        self._monotonic = monotonic
+        self._auth = spnego_auth(config.kerberos_principal, config.kerberos_keytab) if config.auth == "kerberos" else None
         self._lock = threading.Lock()
         self._active = 0
+        self._local = threading.local()  # this thread's deadline (monotonic seconds) or None
 
     @property
     def active_url(self) -> str:
@@ -125,6 +156,45 @@ class Transport:
     def close(self) -> None:
         if self._owns_session:
             self._session.close()
+
+    @contextmanager
+    def deadline(self, seconds: float) -> Iterator[None]:
+        """Every call of this thread inside the block ends within `seconds` (nested: the
+        earlier deadline wins); see the module docstring."""
+        prev = getattr(self._local, "ends", None)
+        ends = self._monotonic() + max(0.0, seconds)
+        self._local.ends = ends if prev is None else min(prev, ends)
+        try:
+            yield
+        finally:
+            self._local.ends = prev
+
+    def _left(self) -> float | None:
+        ends = getattr(self._local, "ends", None)
+        return None if ends is None else ends - self._monotonic()
+
+    def _read(self, resp: requests.Response, ctx: dict[str, Any]) -> bytes:
+        """The body, read as a stream: refused past `max_response_bytes` or the deadline."""
+        cap = self.config.max_response_bytes
+        declared = resp.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > cap:
+            resp.close()
+            raise RMResponseTooLargeError(
+                f"answer of {int(declared)} bytes is larger than max_response_bytes={cap}: not read", **ctx)
+        chunks, size = [], 0
+        for chunk in resp.iter_content(1 << 20):
+            size += len(chunk)
+            if size > cap:
+                resp.close()
+                raise RMResponseTooLargeError(
+                    f"answer larger than max_response_bytes={cap}: reading stopped at {size} bytes", **ctx)
+            left = self._left()
+            if left is not None and left <= 0:
+                resp.close()
+                raise RMTimeoutError(f"the call's deadline passed while reading the answer ({size} bytes so far)",
+                                     maybe_sent=True, **ctx)
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def backoff_s(self, round_no: int) -> float:
         """Full-jitter delay before retry round ``round_no`` (0-based)."""
@@ -167,7 +237,10 @@ class Transport:
         for round_no in range(rounds):
             if round_no:
                 delay = self.backoff_s(round_no - 1)
-                log.info("rm_client: %s %s: retry round %d in %.2fs after: %s", method, path, round_no, delay, last)
+                left = self._left()
+                if left is not None and delay >= left:
+                    break  # no time for another round: the last error stands
+                log.debug("rm_client: %s %s: retry round %d in %.2fs after: %s", method, path, round_no, delay, last)
                 self._sleep(delay)
             with self._lock:
                 start = 0 if only_url else self._active
@@ -175,22 +248,38 @@ class Transport:
             while order:
                 i = order.pop(0)
                 base = urls[i]
+                left = self._left()
+                if left is not None and left <= 0:
+                    if last is None:
+                        last = RMTimeoutError("the call's deadline passed before it could be sent", maybe_sent=False,
+                                              method=method, path=path, rm_url=base, attempts=attempts)
+                    order.clear()
+                    break
                 attempts += 1
                 ctx = {"method": method, "path": path, "rm_url": base, "attempts": attempts}
                 maybe_sent = True
+                connect_s, read_s = cfg.connect_timeout_s, cfg.read_timeout_s
+                if left is not None:
+                    connect_s, read_s = min(connect_s, left), min(read_s, left)
                 try:
                     resp = self._session.request(
                         method, base + path, params=query, data=body, headers=headers,
-                        timeout=(cfg.connect_timeout_s, cfg.read_timeout_s), allow_redirects=False,
-                        verify=cfg.tls_verify, cert=cfg.client_cert, auth=self._auth,
+                        timeout=(connect_s, read_s), allow_redirects=False,
+                        verify=cfg.tls_verify, cert=cfg.client_cert, auth=self._auth, stream=True,
                     )
-                    content = resp.content
+                    try:
+                        content = self._read(resp, {k: v for k, v in ctx.items() if k != "attempts"}
+                                             | {"status": resp.status_code})
+                    finally:
+                        resp.close()
+                except (RMResponseTooLargeError, RMTimeoutError):
+                    raise  # the RM answered (too much, or too slowly): not a reason to ask again
                 except requests.exceptions.ConnectTimeout as exc:
                     maybe_sent = False
-                    last = RMTimeoutError(f"connect timeout after {cfg.connect_timeout_s}s ({exc})",
+                    last = RMTimeoutError(f"connect timeout after {connect_s:.3g}s ({exc})",
                                           maybe_sent=False, **ctx)
                 except requests.exceptions.ReadTimeout as exc:
-                    last = RMTimeoutError(f"no answer within {cfg.read_timeout_s}s ({exc})", maybe_sent=True, **ctx)
+                    last = RMTimeoutError(f"no answer within {read_s:.3g}s ({exc})", maybe_sent=True, **ctx)
                 except requests.exceptions.SSLError as exc:
                     maybe_sent = False
                     last = RMConnectionError(f"TLS handshake failed: {exc}", maybe_sent=False, **ctx)
@@ -210,7 +299,7 @@ class Transport:
                             method=method, path=path, rm_url=base, status=resp.status_code,
                         )
                         self._prefer_location(order, urls, location)
-                        log.info("rm_client: %s is standby; trying the next RM URL", base)
+                        log.info("rm_client: %s is standby; trying the next RM URL", redact_url(base))
                     elif resp.status_code in _GATEWAY:
                         last = error_for_response(method=method, path=path, status=resp.status_code,
                                                   body=content, rm_url=base)
@@ -220,8 +309,8 @@ class Transport:
                                 self._active = i
                         return answer
                 if maybe_sent and not idempotent:
-                    log.warning("rm_client: %s %s may have reached %s; not repeating a non-idempotent call",
-                                method, path, base)
+                    log.debug("rm_client: %s %s may have reached %s; not repeating a non-idempotent call",
+                              method, path, redact_url(base))
                     assert last is not None
                     raise last
         assert last is not None

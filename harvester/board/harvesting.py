@@ -46,7 +46,7 @@ class ActionLogEntry:
     target: str        # node id or container id
     detail: str        # capacity and overCommitTimeout, or the signal
     reason: str
-    fate: str          # sent | would send (dry run) | not sent | failed: <error>
+    fate: str          # sent | would send (dry run) | not sent | failed|unknown|dropped: <error>
 
 
 @dataclass(frozen=True)

@@ -54,14 +54,15 @@ Fail safe (never act on what we cannot see):
 - a node in a fresh snapshot without utilization: no kill, no increase; with
   `freeze_on_stale` its capacity is lowered to its current allocation (T = -1, which kills
   nothing) so no NEW work lands there until utilization returns.
-Every action carries its formula as its reason.
+Every action carries its formula as its reason and the time of the node sample it was decided
+from (`data_at`): the actuator drops it when that is older than the staleness limit at sending.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, NamedTuple
 
 from harvester.decisions.arbiter import ZERO, Proposal, PushRecord, arbitrate, lower
@@ -200,6 +201,9 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
                                   tuple(kills)))
         pending[node_id] = _Seen(ns, class_id, target, primary, reserve_cores, reason, len(kills))
     actions, outcomes = arbitrate(proposals, now=now, strategy=s, last_pushed=ctx.last_pushed, stimulus_id=ctx.stimulus_id)
+    # principle 16: each action carries the time of the sample it was decided from
+    actions = [replace(a, data_at=samples[a.node_id].time if a.node_id in samples else snap.time)  # type: ignore[attr-defined]
+               for a in actions]
     for node_id, seen in pending.items():
         o = outcomes.get(node_id)
         outcome = "stale:no_utilization" if o is None else f"{'sent' if o.sent else 'skipped'}:{o.label}"

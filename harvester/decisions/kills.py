@@ -85,11 +85,12 @@ def record_sent(kills: Mapping[str, KillRecord], sent: Sequence[Action], now: fl
 def record_failures(
     kills: Mapping[str, KillRecord], errors: Iterable[ActionError]
 ) -> tuple[dict[str, KillRecord], list[KillRecord]]:
-    """Failed signals end their records (FAILED); returns (in flight, finished)."""
+    """Failed signals end their records (FAILED); returns (in flight, finished). A signal of
+    unknown outcome (it may have been delivered) stays in flight: the next snapshot tells."""
     out, finished = dict(kills), []
     for e in errors:
         a = e.action
-        if isinstance(a, KillContainer) and a.container_id in out:
+        if isinstance(a, KillContainer) and a.container_id in out and e.outcome == "failed":
             finished.append(transition(out.pop(a.container_id), KillPhase.FAILED, e.time, e.error))
     return out, finished
 

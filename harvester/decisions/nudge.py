@@ -82,7 +82,7 @@ def decide_nudge(ctx: NudgeContext) -> NudgeDecision:
             continue
         source = "the guard's last push" if pushed is not None else "the RM's own value"
         action = SetNodeCapacity(node_id=n.node_id, resources=n.total, overcommit_timeout_ms=-1,
-                                 stimulus_id=ctx.stimulus_id,
+                                 stimulus_id=ctx.stimulus_id, data_at=n.time,  # its deadline (actuators/deadline.py)
                                  reason=f"nudge: re-post <{n.total.memory_mb} MB, {n.total.vcores} vc> unchanged "
                                         f"({source}) so the RM recomputes reservation queues after: {why}")
         return NudgeDecision(action, True, f"re-posted {n.node_id}")

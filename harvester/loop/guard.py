@@ -109,17 +109,22 @@ class GuardTick:
                                                      dict(self._left_out), tuple(self._log), self._acted_on))
 
     def _take_errors(self) -> list[ActionError]:
+        """The last batch's outcomes as the RM reported them: `failed` ends a kill (the container
+        may be picked again) and forgets a push; `unknown` (it may have been applied) keeps both
+        — the next snapshot tells; `dropped` was never sent (actuators/deadline.py)."""
         errors = self._actuator.poll_errors() if self._actuator is not None else []
         self._kills, failed = record_failures(self._kills, errors)
         self._finished.extend(failed)
         for e in errors:
-            if isinstance(e.action, SetNodeCapacity) and not e.action.stimulus_id.startswith(NUDGE_PREFIX):
+            if (isinstance(e.action, SetNodeCapacity) and e.outcome != "unknown"
+                    and not e.action.stimulus_id.startswith(NUDGE_PREFIX)):
                 self._last_pushed.pop(e.action.node_id, None)
             kind, target, detail = _describe(e.action)
-            entry = ActionLogEntry(e.time, e.action.stimulus_id, kind, target, detail, e.action.reason, f"failed: {e.error}")
+            entry = ActionLogEntry(e.time, e.action.stimulus_id, kind, target, detail, e.action.reason,
+                                   f"{e.outcome}: {e.error}")  # failed | unknown | dropped, as reported
             self._log.append(entry)
-            self._records.append(_decision_record(entry, e.action, None, {}, None))
-        self._metrics.record_action_errors(Counter(_describe(e.action)[0] for e in errors))
+            self._records.append(_decision_record(entry, e.action, None, {}, e.action.data_at))
+        self._metrics.record_action_errors(Counter(_describe(e.action)[0] for e in errors if e.outcome == "failed"))
         return errors
 
     def tick(self, now: float) -> TickResult:

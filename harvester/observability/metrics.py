@@ -113,6 +113,13 @@ class Metrics:
             "Guard actions the RM refused or never got (set_capacity, kill); reported on the next tick.",
             ["action"], registry=r,
         )
+        self.action_outcomes = Counter(
+            "harvester_action_outcomes_total",
+            "Actions an actuator handled, by kind and outcome: sent (accepted), failed (refused or never reached), "
+            "unknown (may have been applied: the next snapshot tells), dropped (never sent: data older than the "
+            "staleness limit at sending, or the tick's time budget spent).",
+            ["action", "outcome"], registry=r,
+        )
         self.harvest_stale_nodes = Gauge(
             "harvester_harvest_stale_nodes", "Nodes the guard could not act on at its last decision, by why.",
             ["why"], registry=r,
@@ -306,6 +313,9 @@ class Metrics:
     def record_action_errors(self, by_action: Mapping[str, int]) -> None:
         for action, n in by_action.items():
             self.harvest_action_errors.labels(action).inc(n)
+
+    def record_action_outcome(self, action: str, outcome: str) -> None:
+        self.action_outcomes.labels(action, outcome).inc()
 
     def record_decision(self, decision: str, seconds: float) -> None:
         self.harvest_decision_seconds.labels(decision).observe(seconds)

@@ -19,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from harvester.actuators.deadline import ActionBudget
 from harvester.clock import Clock
 from harvester.domain import Action, ActionError, ClusterSnapshot, ContainerInfo, KillContainer, NodeSample, Resources, SetNodeCapacity
 from harvester.models.job_history import JobRun
@@ -60,10 +61,12 @@ class SimTelemetrySource:
 class SimActuator:
     """`Actuator` that changes the simulated cluster (see the module docstring)."""
 
-    def __init__(self, substrate: Substrate, clock: Clock, stats: SimStats | None = None) -> None:
+    def __init__(self, substrate: Substrate, clock: Clock, stats: SimStats | None = None, *,
+                 stale_after_s: float = 30.0) -> None:
         self.substrate = substrate
         self.clock = clock
         self.stats = stats if stats is not None else substrate.stats
+        self.stale_after_s = stale_after_s
         self._errors: list[ActionError] = []
 
     def apply(self, actions: Sequence[Action], request_id: str) -> list[Action]:
@@ -71,7 +74,13 @@ class SimActuator:
         model = self.substrate.model
         sent: list[Action] = []
         capacity_changed = False
+        # the same deadline as live (principle 16); simulated time stands still during a batch
+        budget = ActionBudget(self.clock, stale_after_s=self.stale_after_s, budget_s=self.stale_after_s)
         for a in actions:
+            verdict = budget.check(a)
+            if verdict.drop is not None:
+                self._errors.append(ActionError(a, now, verdict.drop, {"request_id": request_id}, "dropped"))
+                continue
             try:
                 if isinstance(a, SetNodeCapacity):
                     node = model.index(a.node_id)

@@ -19,7 +19,7 @@ def cluster() -> Iterator[EmuCluster]:
 
 
 def _actuator(c: EmuCluster) -> RMActuator:
-    return RMActuator(c.client, c.clock.now)
+    return RMActuator(c.client, c.clock, stale_after_s=30.0, budget_s=5.0)
 
 
 def test_a_cut_below_allocation_with_timeout_0_makes_the_rm_kill_the_youngest(cluster: EmuCluster) -> None:
@@ -29,7 +29,7 @@ def test_a_cut_below_allocation_with_timeout_0_makes_the_rm_kill_the_youngest(cl
     before = cluster.client.get_node(busiest).used_vcores
     assert before >= 2
     act = _actuator(cluster)
-    cut = SetNodeCapacity(node_id=busiest, resources=Resources(8192, 1), overcommit_timeout_ms=0, reason="test cut")
+    cut = SetNodeCapacity(node_id=busiest, resources=Resources(8192, 1), overcommit_timeout_ms=0, reason="test cut", data_at=cluster.clock.now())
     assert act.apply([cut], "r1") == [cut]
     cluster.advance(3)
     node = cluster.client.get_node(busiest)
@@ -41,7 +41,7 @@ def test_a_cut_below_allocation_with_timeout_0_makes_the_rm_kill_the_youngest(cl
 
 def test_an_intended_zero_is_sent(cluster: EmuCluster) -> None:
     act = _actuator(cluster)
-    zero = SetNodeCapacity(node_id=N2, resources=Resources(8192, 0), overcommit_timeout_ms=-1, reason="primary uses all")
+    zero = SetNodeCapacity(node_id=N2, resources=Resources(8192, 0), overcommit_timeout_ms=-1, reason="primary uses all", data_at=cluster.clock.now())
     assert act.apply([zero], "r1") == [zero]
     cluster.advance(1)
     assert cluster.client.get_node(N2).total_resource.vcores == 0
@@ -53,8 +53,8 @@ def test_signals_graceful_then_forceful(cluster: EmuCluster) -> None:
     cluster.advance(15)
     am, w1, w2, w3 = cluster.work.containers(app.app_id)
     act = _actuator(cluster)
-    kills = [KillContainer(container_id=w1, node_id=N1, graceful=True, reason="t"),
-             KillContainer(container_id=w2, node_id=N1, graceful=False, reason="t")]
+    kills = [KillContainer(container_id=w1, node_id=N1, graceful=True, reason="t", data_at=cluster.clock.now()),
+             KillContainer(container_id=w2, node_id=N1, graceful=False, reason="t", data_at=cluster.clock.now())]
     assert act.apply(kills, "r1") == kills
     cluster.advance(3)
     assert cluster.work.containers(app.app_id) == [am, w3]
@@ -64,9 +64,9 @@ def test_signals_graceful_then_forceful(cluster: EmuCluster) -> None:
 
 def test_rm_errors_come_back_as_data_on_the_next_poll_and_are_not_retried(cluster: EmuCluster) -> None:
     act = _actuator(cluster)
-    bad_signal = KillContainer(container_id="container_1_0001_01_000009", node_id=N1, reason="t")
-    negative = SetNodeCapacity(node_id=N1, resources=Resources(-1, 4), reason="t")
-    fine = SetNodeCapacity(node_id=N2, resources=Resources(8192, 6), reason="t")
+    bad_signal = KillContainer(container_id="container_1_0001_01_000009", node_id=N1, reason="t", data_at=cluster.clock.now())
+    negative = SetNodeCapacity(node_id=N1, resources=Resources(-1, 4), reason="t", data_at=cluster.clock.now())
+    fine = SetNodeCapacity(node_id=N2, resources=Resources(8192, 6), reason="t", data_at=cluster.clock.now())
     assert act.apply([bad_signal, negative, fine], "r7") == [fine], "one failure does not stop the batch"
     errors = act.poll_errors()
     assert [e.action for e in errors] == [bad_signal, negative]
@@ -79,7 +79,7 @@ def test_rm_errors_come_back_as_data_on_the_next_poll_and_are_not_retried(cluste
 def test_rm_down_fails_every_action_without_raising(cluster: EmuCluster) -> None:
     act = _actuator(cluster)
     cluster.server.stop()
-    cut = SetNodeCapacity(node_id=N1, resources=Resources(8192, 2), overcommit_timeout_ms=0, reason="t")
+    cut = SetNodeCapacity(node_id=N1, resources=Resources(8192, 2), overcommit_timeout_ms=0, reason="t", data_at=cluster.clock.now())
     assert act.apply([cut], "r1") == []
     (err,) = act.poll_errors()
     assert err.action == cut and err.details["error_class"] in ("RMConnectionError", "RMTimeoutError")

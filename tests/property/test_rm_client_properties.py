@@ -151,6 +151,7 @@ class Recorder(HTTPAdapter):
         self.calls.append(request)
         resp = requests.Response()
         resp.status_code, resp._content, resp.url = 200, self.answer, request.url or ""
+        resp._content_consumed = True
         return resp
 
 

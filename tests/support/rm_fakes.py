@@ -38,8 +38,11 @@ class ScriptedRM:
     """``script(method, path, *replies)``: answers in order, the last one repeats. Unscripted
     paths answer 404 with a RemoteException. ``seen`` lists every request received."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_request: Any = None) -> None:
+        """`on_request(seen)` runs for every request before it is answered (e.g. to move a
+        test clock: an RM that is slow in the clock's time)."""
         self.seen: list[Seen] = []
+        self._on_request = on_request
         self._scripts: dict[tuple[str, str], deque[Reply]] = defaultdict(deque)
         self._default: Reply | None = None
         self._lock = threading.Lock()
@@ -90,6 +93,8 @@ class ScriptedRM:
         self._default = reply
 
     def _record_and_pick(self, seen: Seen) -> Reply:
+        if self._on_request is not None:
+            self._on_request(seen)
         with self._lock:
             self.seen.append(seen)
             queue = self._scripts.get((seen.method, seen.path))
@@ -139,6 +144,7 @@ class RecordingAdapter(HTTPAdapter):
         resp = requests.Response()
         resp.status_code = self.reply.status
         resp._content = self.reply.body
+        resp._content_consumed = True  # the body is already here: a streamed read reuses it
         resp.headers.update(self.reply.headers)
         resp.url = request.url or ""
         resp.request = request
