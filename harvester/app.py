@@ -29,12 +29,15 @@ from zoneinfo import ZoneInfo
 
 from prometheus_client import CollectorRegistry
 from rm_client import RMClient, RMClientConfig
+from rm_client.redact import redact_url
+from rm_client.transport import spnego_auth
 
 from harvester import __version__
 from harvester.actuators.port import Actuator
 from harvester.actuators.reservations import RMReservationActuator
 from harvester.actuators.rm import RMActuator
-from harvester.advice.admin_http import AdminServer, Request, Response
+from harvester.admin_token import read_admin_token
+from harvester.advice.admin_http import Request, Response
 from harvester.advice.constrained_placement import placement_services
 from harvester.advice.explain import ExplainSources, LiveView, explain_routes
 from harvester.advice.explain_subjects import builtin_explainers
@@ -42,10 +45,14 @@ from harvester.advice.grpc_server import GrpcServer
 from harvester.advice.harvesting_http import classes_document, nodes_document
 from harvester.advice.hdfs_wiring import HDFS_SERVICE, hdfs_faces
 from harvester.advice.jockey_http import WRITE_ROUTES as JOCKEY_WRITES, jockey_faces
+from harvester.advice.long_poll import WaitSlots
+from harvester.advice.metrics_http import metrics_route
 from harvester.advice.morpheus_http import WRITE_ROUTES, morpheus_faces
 from harvester.advice.slo_advisor import SERVICE as SLO_SERVICE
 from harvester.advice.node_ordering_http import PATH as NODE_ORDERING_PATH, node_ordering_route
+from harvester.advice.tls import grpc_server_credentials
 from harvester.advice.yarn_advisor import yarn_advisor_service
+from harvester.app_admin import RefitGate, admin_server, readiness
 from harvester.board import Board
 from harvester.clock import Clock, RealClock, ScaledClock
 from harvester.config import Settings
@@ -64,7 +71,8 @@ from harvester.loop.morpheus_reservations import ReservationActuator, Reservatio
 from harvester.loop.runner import ControlLoop
 from harvester.models.job_names import NameNormalizer
 from harvester.models.tenant_slots import slot_start
-from harvester.observability.metrics import CONTENT_TYPE, Metrics
+from harvester.config_server import MIB
+from harvester.observability.metrics import Metrics
 from harvester.rm_connect import rm_client_config
 from harvester.telemetry.namenode_jmx import NameNodeJmxClient
 from harvester.telemetry.provenance_tail import ProvenanceFiles
@@ -156,7 +164,7 @@ def rm_client_for(settings: Settings, embedded: EmulatorServer | None = None, *,
         if embedded is None:
             raise ValueError("cluster.source embedded needs the embedded emulator")
         return RMClient(RMClientConfig(urls=(embedded.url,), user=settings.rm.user, max_retries=0 if writes else 1))
-    config = rm_client_config(settings.rm)
+    config = rm_client_config(settings.rm, settings.kerberos)
     return RMClient(dataclasses.replace(config, max_retries=0) if writes else config)
 
 
@@ -221,6 +229,7 @@ class Harvester:
             self.embedded, demo_load = start_embedded_cluster(settings, self.clock)
         m = self.morpheus_settings = morpheus_settings(settings, embedded=self.embedded is not None)
         self.metrics = Metrics(registry)
+        token = read_admin_token(settings.server.auth.token_file)  # before anything starts: a bad one stops here
         self.store = store if store is not None else open_store(settings)
         self.source = source or build_source(settings, self.embedded)
         j = self.jockey_settings = jockey_settings(settings, embedded=self.embedded is not None)
@@ -232,7 +241,9 @@ class Harvester:
         s = settings.hdfs
         self._namenode = None if not s.enabled else NameNodeJmxClient(
             [str(u) for u in s.namenode_urls], connect_timeout_s=s.connect_timeout_s, read_timeout_s=s.read_timeout_s,
-            tls_verify=str(s.ca_bundle) if s.ca_bundle else s.tls_verify)
+            tls_verify=str(s.ca_bundle) if s.ca_bundle else s.tls_verify, max_response_bytes=int(s.max_response_mb * MIB),
+            auth=spnego_auth(settings.kerberos.principal, str(settings.kerberos.keytab or "") or None)
+            if s.auth == "kerberos" else None)
         normalize = name_rule(m)
         if job_runs is None and source is None:  # job runs come from the same RM's /apps
             job_runs = RMJobRuns(rm_client_for(settings, self.embedded), normalize, step_s=m.step_s)
@@ -265,9 +276,10 @@ class Harvester:
             if self.control.morpheus_refit is not None:
                 backfill_demo_recurring(self.store, self.clock.now(), settings.embedded.seed)
                 self.control.morpheus_refit.request()
-        self.loops = [ControlLoop(spec.name, spec.interval_s, spec.tick, self.clock, self.metrics)
-                      for spec in self.control.loops]
-        self.hdfs = hdfs_faces(settings.hdfs, self.control.placement, self.store, self.metrics)
+        self.loops = [ControlLoop(spec.name, spec.interval_s, spec.tick, self.clock, self.metrics,
+                                  backoff_max_s=spec.backoff_max_s) for spec in self.control.loops]
+        slots = WaitSlots(settings.server.admin_http.max_long_polls)  # shared by every long-poll route
+        self.hdfs = hdfs_faces(settings.hdfs, self.control.placement, self.store, self.metrics, slots=slots)
         # the RM plug-in's node orders (GET /v1/yarn/node-ordering, gRPC GetNodeOrdering)
         orderings = self.control.node_ordering
         services = [yarn_advisor_service(self.state, self.metrics, selection=selection_strategy(h), orderings=orderings),
@@ -282,11 +294,13 @@ class Harvester:
         self.grpc = GrpcServer(
             settings.server.grpc_listen, self.metrics, services, max_workers=settings.server.grpc_max_workers,
             unimplemented_reason=lambda name: why.get(name) or "not implemented in this release",
+            credentials=grpc_server_credentials(settings.server.tls), max_message_bytes=settings.server.grpc_max_message_bytes,
         )
-        self.admin = AdminServer(settings.server.admin_listen)
-        self.admin.route("/healthz", lambda req: Response.text(200, "ok\n"))
-        self.admin.route("/readyz", self._readyz)
-        self.admin.route("/metrics", lambda req: Response(200, self.metrics.exposition(), CONTENT_TYPE))
+        self.admin = admin_server(settings, self.metrics, token)
+        self._refit_gate = RefitGate(h.refit_min_interval_s)
+        self.admin.route("/healthz", lambda req: Response.text(200, "ok\n"), blocking=False)
+        self.admin.route("/readyz", self._readyz, blocking=False)
+        self.admin.route("/metrics", metrics_route(self.metrics, max_age_s=settings.server.admin_http.metrics_max_age_s))
         self.admin.route("/status", lambda req: Response.json(200, self.status()))
         self.admin.route("/v1/harvesting/classes", lambda req: Response.json(200, self.classes()))
         self.admin.route("/v1/harvesting/nodes", self._nodes)
@@ -296,7 +310,7 @@ class Harvester:
         for path, handler in {**self.morpheus.routes, **self.jockey.routes}.items():
             self.admin.route(path, handler, methods=("POST",) if path in WRITE_ROUTES + JOCKEY_WRITES else ("GET",))
         self.admin.route(NODE_ORDERING_PATH, node_ordering_route(
-            orderings, max_wait_s=h.node_ordering.long_poll_max_s,
+            orderings, max_wait_s=h.node_ordering.long_poll_max_s, slots=slots,
             waiters=lambda delta: self.metrics.record_advice_waiters("node_ordering", delta)))
         # `harvester explain KIND ID`: the last decisions on a node / tenant / job, and why
         self.explainers = builtin_explainers()
@@ -323,7 +337,8 @@ class Harvester:
             loop.start()
         log.info(
             "harvester serving",
-            extra={"grpc": self.grpc.address, "admin": f"http://{self.admin.address}", "source": self.source.name},
+            extra={"grpc": self.grpc.address, "grpc_tls": self.grpc.tls, "admin": self.admin.url, "source": self.source.name,
+                   "admin_writes": "token" if self.admin.auth.has_token else "refused (no token)"},
         )
 
     def stop(self) -> None:
@@ -349,13 +364,12 @@ class Harvester:
     # --- read side ------------------------------------------------------------------------
 
     def ready(self) -> tuple[bool, list[str]]:
-        now = self.clock.now()
-        problems = [why for ok, why in (loop.healthy(now) for loop in self.loops) if not ok]
-        return not problems, problems
+        doc = readiness(self.loops, self.clock.now())
+        return doc["ready"], doc["problems"]
 
     def _readyz(self, req: Request) -> Response:
-        ok, problems = self.ready()
-        return Response.json(200 if ok else 503, {"ready": ok, "problems": problems})
+        doc = readiness(self.loops, self.clock.now())
+        return Response.json(200 if doc["ready"] else 503, doc)
 
     def classes(self) -> dict[str, Any]:
         view = self.state.view()
@@ -375,7 +389,14 @@ class Harvester:
                               LiveView(self.state.view(), self.state.guard_status(), None if snap is None else snap.time))
 
     def _refit(self, req: Request) -> Response:
-        """POST /v1/harvesting/refit: refit now (in this request's thread), answer the new classes."""
+        """POST /v1/harvesting/refit: refit now (in a worker thread), answer the new classes; at
+        most once per harvesting.refit_min_interval_s (429 + Retry-After sooner)."""
+        wait = self._refit_gate.admit()
+        if wait is not None:
+            self.metrics.record_admin_refused("refit_rate")
+            return Response.json(429, {"error": f"a refit ran less than {self._refit_gate.min_interval_s:g}s ago; "
+                                                f"retry in {wait:.0f}s (harvesting.refit_min_interval_s)"},
+                                 {"Retry-After": str(max(1, int(wait + 0.999)))})
         self.refit.request()
         loop = self.loop("refit")
         result = loop.run_once()
@@ -394,7 +415,7 @@ class Harvester:
             "uptime_s": None if self._started_at is None else now - self._started_at,
             "cluster": {
                 "source": self.source.name,
-                "rm_url": self.embedded.url if self.embedded else [str(u) for u in self.settings.rm.urls],
+                "rm_url": self.embedded.url if self.embedded else [redact_url(str(u)) for u in self.settings.rm.urls],
                 "telemetry_age_s": age,
             },
             "store": {
@@ -411,7 +432,8 @@ class Harvester:
             "hdfs": self.hdfs.status(),
             "morpheus": self.morpheus.status(),
             "jockey": self.jockey.status(),
-            "grpc": {"address": self.grpc.address, "services": self.grpc.services},
-            "admin": {"address": self.admin.address},
+            "grpc": {"address": self.grpc.address, "tls": self.grpc.tls, "services": self.grpc.services},
+            "admin": {"address": self.admin.address, "url": self.admin.url, "writes": "token" if self.admin.auth.has_token
+                      else "refused (no token configured)", "public_reads": list(self.admin.auth.public_reads)},
             "loops": [loop.status() for loop in self.loops],
         }

@@ -33,44 +33,15 @@ def cmd_version(args: argparse.Namespace) -> int:
 
 def cmd_config_check(args: argparse.Namespace) -> int:
     from harvester.config import ConfigError, load_settings, schema_paths
+    from harvester.preflight import PreflightError, preflight
 
     try:
         settings = load_settings(args.file)
-    except ConfigError as exc:
+        preflight(settings, bind=True)  # every check `serve` makes, so that ok means it starts
+    except (ConfigError, PreflightError) as exc:
         return _fail(EXIT_CONFIG, f"config error: {exc}")
     print(f"ok: {args.file} is valid ({len(schema_paths())} settings; cluster.source={settings.cluster.source})")
     return EXIT_OK
-
-
-def listen_problem(settings: Any) -> str | None:
-    """Why the sidecar could not listen where its settings say (None: every address is free).
-
-    Checked before anything starts so that the message names the address and the setting to
-    change, e.g. while another `harvester serve` (`make run`) holds the defaults."""
-    import errno
-    import socket
-
-    from harvester.observability.failures import cause
-
-    wanted = [("server.admin_listen", settings.server.admin_listen), ("server.grpc_listen", settings.server.grpc_listen)]
-    if settings.cluster.source == "embedded":
-        wanted.insert(0, ("embedded.listen", settings.embedded.listen))
-    for key, address in wanted:
-        host, _, port = address.rpartition(":")
-        if int(port) == 0:
-            continue
-        try:
-            infos = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-            family, kind, proto, _, sockaddr = infos[0]
-            with socket.socket(family, kind, proto) as s:
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: TIME_WAIT is no conflict
-                s.bind(sockaddr)
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                return (f"{address} is already in use ({key}): another `harvester serve` (make run) may be running; "
-                        f"stop it, or set {key} to a free port (port 0 picks one)")
-            return f"cannot listen on {address} ({key}): {cause(exc)}"
-    return None
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -78,12 +49,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from harvester.config import ConfigError, load_settings
     from harvester.history.store import StoreError
     from harvester.observability.logs import configure_logging
+    from harvester.preflight import PreflightError, listen_problem, preflight
 
     try:
         settings = load_settings(args.config)
-    except ConfigError as exc:
+        token = preflight(settings)
+    except (ConfigError, PreflightError) as exc:
         return _fail(EXIT_CONFIG, f"config error: {exc}")
-    configure_logging(settings.logging.level, settings.logging.format)
+    keytab = settings.kerberos.keytab
+    configure_logging(settings.logging.level, settings.logging.format,
+                      secrets=[s for s in (token, str(keytab) if keytab else None) if s])
     problem = listen_problem(settings)
     if problem is not None:
         return _fail(EXIT_FAILURE, f"cannot start: {problem}")

@@ -34,16 +34,19 @@ def admin_base(given: str | None, listen: str | None) -> str:
 
 
 def sidecar_json(base: str, path: str, *, method: str = "GET", timeout_s: float = 10.0,
-                 ok: tuple[int, ...] = (200,)) -> tuple[int, Any]:
-    """(status, document) of one admin call; `SidecarError` when it cannot be made or the answer
-    is not one of `ok` (and not 404, which callers read as "no such route or subject")."""
+                 ok: tuple[int, ...] = (200,), token: str | None = None) -> tuple[int, Any]:
+    """(status, document) of one admin call, with `Authorization: Bearer <token>` when given
+    (admin writes; reads closed by server.auth.public_reads); `SidecarError` when it cannot be
+    made or the answer is not one of `ok` (and not 404, which callers read as "no such route
+    or subject")."""
     import requests
 
     from harvester.observability.failures import answer_line, one_line
 
     url = base + path
     try:
-        resp = requests.request(method, url, timeout=timeout_s)
+        resp = requests.request(method, url, timeout=timeout_s,
+                                headers={"Authorization": f"Bearer {token}"} if token else None)
     except requests.RequestException as exc:
         raise SidecarError(one_line(f"{method} {path}", base, exc, CHECK_SIDECAR)) from None
     if resp.status_code not in ok and resp.status_code != 404:

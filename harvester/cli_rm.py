@@ -62,7 +62,7 @@ def _client(args: argparse.Namespace) -> RMClient:
         rm = rm.model_copy(update={"urls": [embedded_rm_url(settings)]})
     if not rm.urls:
         raise RMConfigError("no RM: give --rm-url or a --config whose rm.urls is set")
-    config = rm_client_config(rm)
+    config = rm_client_config(rm, settings.kerberos)
     return RMClient(dataclasses.replace(config, user=args.user or config.user))
 
 

@@ -9,7 +9,8 @@ Where the classes come from:
 - from the RUNNING sidecar's admin API (`GET /v1/harvesting/classes`) with `--admin URL`, or
   when the store is `memory` (it lives in the sidecar's process). The default admin URL is the
   file's `server.admin_listen`;
-- `--refit` asks the running sidecar to refit now (`POST /v1/harvesting/refit`) and prints the
+- `--refit` asks the running sidecar to refit now (`POST /v1/harvesting/refit`, an admin write:
+  the bearer token comes from `--token-file`, `$HARVESTER_ADMIN_TOKEN` or `server.auth.token_file`) and prints the
   classes it answers with.
 `--json` prints the document (advice/harvesting_http.classes_document) instead of tables.
 Without a class model it says what to configure (tenant rules) and when classes will appear.
@@ -134,12 +135,14 @@ def cmd_tenants(args: argparse.Namespace) -> int:
 
     from harvester.app import harvesting_settings
     from harvester.cli_common import SidecarError, admin_base, sidecar_json
+    from harvester.admin_token import TokenError, read_admin_token
     from harvester.config import ConfigError, load_settings
     from harvester.history.store import StoreError
 
     try:
         settings = load_settings(args.config)
-    except ConfigError as exc:
+        token = read_admin_token(args.token_file or settings.server.auth.token_file)  # admin writes (--refit)
+    except (ConfigError, TokenError) as exc:
         return fail(EXIT_CONFIG, f"config error: {exc}")
     h = harvesting_settings(settings)
     live = args.refit or args.admin or settings.store.backend == "memory"
@@ -148,7 +151,8 @@ def cmd_tenants(args: argparse.Namespace) -> int:
             base = admin_base(args.admin, settings.server.admin_listen)
             source = f"sidecar {base}"
             status, doc = sidecar_json(base, "/v1/harvesting/refit" if args.refit else "/v1/harvesting/classes",
-                                       method="POST" if args.refit else "GET", timeout_s=120 if args.refit else 10)
+                                       method="POST" if args.refit else "GET", timeout_s=120 if args.refit else 10,
+                                       token=token)
             if status != 200:
                 return fail(EXIT_FAILURE, f"{base} is not a Harvester sidecar (no /v1/harvesting routes)")
         else:
@@ -175,6 +179,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                   "and the admin address")
     p.add_argument("--admin", default=None, help="ask the running sidecar's admin API at this URL, e.g. "
                                                  "http://127.0.0.1:9464, instead of reading the store")
-    p.add_argument("--refit", action="store_true", help="ask the running sidecar to refit now, then print")
+    p.add_argument("--refit", action="store_true", help="ask the running sidecar to refit now, then print (an admin "
+                                                         "write: needs the bearer token)")
+    p.add_argument("--token-file", type=Path, default=None, help="file holding the admin bearer token (default: "
+                                                                 "$HARVESTER_ADMIN_TOKEN, else server.auth.token_file)")
     p.add_argument("--json", action="store_true", help="print the JSON document instead of tables")
     p.set_defaults(func=cmd_tenants)

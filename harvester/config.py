@@ -18,13 +18,15 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 import yaml
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from harvester.config_base import MAX_PERIOD_S, MAX_TIMEOUT_S, Section, check_listen
 from harvester.config_harvesting import HarvestingSettings
 from harvester.config_hdfs import HdfsSettings
 from harvester.config_jockey import JockeySettings
 from harvester.config_morpheus import MorpheusSettings
 from harvester.config_placement import PlacementSettings
+from harvester.config_server import ServerSettings
 from harvester.textfile import read_text
 
 
@@ -32,24 +34,7 @@ class ConfigError(Exception):
     """A configuration problem, rendered as one line: `<where>: <key>: <problem>`."""
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _check_listen(value: str) -> str:
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"expected host:port, got {value!r}")
-    return value
-
-
-class ServerSettings(_Section):
-    grpc_listen: str = Field("127.0.0.1:50051", description="gRPC advice server address (host:port); port 0 picks a free port.")
-    admin_listen: str = Field("127.0.0.1:9464", description="HTTP admin address for /healthz /readyz /metrics /status.")
-    shutdown_grace_s: float = Field(3.0, gt=0, le=4.5, description="Seconds in-flight RPCs get on shutdown (total stop stays under 5 s).")
-    grpc_max_workers: int = Field(8, ge=1, le=256, description="Threads serving gRPC requests.")
-
-    _listen = field_validator("grpc_listen", "admin_listen")(_check_listen)
+_Section = Section  # the shared base (config_base.py): finite numbers, unknown keys refused
 
 
 class LoggingSettings(_Section):
@@ -69,37 +54,53 @@ def default_store_path() -> Path:
 class StoreSettings(_Section):
     backend: Literal["sqlite", "memory"] = Field("sqlite", description="History store: sqlite (WAL file) or memory (SQLite :memory:; tests, demos).")
     path: Path = Field(default_factory=default_store_path, description="SQLite file (created with its folder); default $XDG_STATE_HOME/harvester/harvester.db (~/.local/state/...); a relative path is relative to the settings file's folder.")
-    retention_days: float = Field(35.0, gt=0, description="Per-tenant 2-minute slots older than this are pruned (the models use a 30-day window); job runs too, unless harvesting.job_length.history_days is longer.")
-    raw_samples_retention_days: float = Field(2.0, gt=0, description="Raw per-poll node samples older than this are pruned (diagnosis only; models read the slots).")
-    prune_interval_s: float = Field(3600.0, gt=0, description="How often the retention loop prunes old rows.")
-    decision_log_days: float = Field(7.0, ge=0, description="The guard's actions (formula, inputs, data time, fate) are kept this many days for `harvester explain` without a running sidecar; 0 = not stored.")
+    retention_days: float = Field(35.0, gt=0, le=3650, description="Per-tenant 2-minute slots older than this are pruned (the models use a 30-day window); job runs too, unless harvesting.job_length.history_days is longer.")
+    raw_samples_retention_days: float = Field(2.0, gt=0, le=365, description="Raw per-poll node samples older than this are pruned (diagnosis only; models read the slots).")
+    prune_interval_s: float = Field(3600.0, ge=60, le=MAX_PERIOD_S, description="How often the retention loop prunes old rows.")
+    decision_log_days: float = Field(7.0, ge=0, le=3650, description="The guard's actions (formula, inputs, data time, fate) are kept this many days for `harvester explain` without a running sidecar; 0 = not stored.")
+    model_versions_kept: int = Field(30, ge=1, le=10000, description="Fitted model versions kept (class models, margins, HDFS grids); older ones are pruned.")
 
     @field_validator("path")
     @classmethod
     def _path_writable(cls, v: Path, info: ValidationInfo) -> Path:
         v = v.expanduser()
         if info.data.get("backend", "sqlite") == "sqlite":
+            if v.is_dir():
+                raise ValueError(f"{v} is a directory; name the SQLite file")
             probe = v.resolve().parent
             while not probe.exists():
                 probe = probe.parent
             # nothing of the folder exists here (e.g. a container's volume, /srv/...): the file is
             # for another machine, and opening the store says so where it runs
-            if probe.parent != probe and not os.access(probe, os.W_OK):
+            if probe.parent != probe and (not probe.is_dir() or not os.access(probe, os.W_OK)):
                 raise ValueError(f"folder {probe} is not writable")
+        return v
+
+
+class KerberosSettings(_Section):
+    principal: str | None = Field(None, description="Principal Harvester authenticates as (e.g. harvester/host@REALM); null = the default credential cache (kinit).")
+    keytab: Path | None = Field(None, description="Keytab holding the principal's key; null = the credential cache. Never shown in logs or /status.")
+
+    @field_validator("keytab")
+    @classmethod
+    def _keytab(cls, v: Path | None) -> Path | None:
+        if v is not None and (not v.is_file() or not os.access(v, os.R_OK)):
+            raise ValueError("the keytab file is missing or unreadable")  # its path is not echoed
         return v
 
 
 class RMSettings(_Section):
     urls: list[AnyHttpUrl] = Field(default_factory=list, description="ResourceManager REST base URLs; several = HA, the active one is found.")
     user: str | None = Field(None, description="Simple-auth user sent as ?user.name= (writes run as dr.who otherwise).")
-    auth: Literal["simple", "kerberos"] = Field("simple", description="simple, or kerberos (SPNEGO; needs the 'kerberos' extra).")
+    auth: Literal["simple", "kerberos"] = Field("simple", description="simple, or kerberos (SPNEGO, mutual authentication required; kerberos: section; needs the 'kerberos' extra).")
     tls_verify: bool = Field(True, description="Verify the RM's TLS certificate.")
     ca_bundle: Path | None = Field(None, description="CA bundle file for TLS verification (implies tls_verify).")
-    connect_timeout_s: float = Field(3.0, gt=0, description="Connect timeout per request.")
-    read_timeout_s: float = Field(10.0, gt=0, description="Read timeout per request.")
+    connect_timeout_s: float = Field(3.0, gt=0, le=MAX_TIMEOUT_S, description="Connect timeout per request.")
+    read_timeout_s: float = Field(10.0, gt=0, le=MAX_TIMEOUT_S, description="Read timeout per request.")
     max_retries: int = Field(3, ge=0, le=10, description="Retries for idempotent calls (exponential backoff with jitter).")
-    backoff_base_s: float = Field(0.2, gt=0, description="First retry delay; doubles each retry.")
-    backoff_max_s: float = Field(5.0, gt=0, description="Largest retry delay.")
+    backoff_base_s: float = Field(0.2, gt=0, le=60, description="First retry delay; doubles each retry.")
+    backoff_max_s: float = Field(5.0, gt=0, le=600, description="Largest retry delay.")
+    max_response_mb: float = Field(64.0, ge=1, le=2048, description="Largest RM answer read (MB; a 10,000-node /nodes is ~20 MB); larger ones fail the call.")
 
     @field_validator("ca_bundle")
     @classmethod
@@ -107,6 +108,12 @@ class RMSettings(_Section):
         if v is not None and not os.access(v, os.R_OK):
             raise ValueError(f"cannot read {v}")
         return v
+
+    @model_validator(mode="after")
+    def _backoff(self) -> RMSettings:
+        if self.backoff_base_s > self.backoff_max_s:
+            raise ValueError(f"rm.backoff_base_s ({self.backoff_base_s:g}) is above rm.backoff_max_s ({self.backoff_max_s:g})")
+        return self
 
 
 class ClusterSettings(_Section):
@@ -116,15 +123,16 @@ class ClusterSettings(_Section):
 class EmbeddedSettings(_Section):
     listen: str = Field("127.0.0.1:18088", description="Where the built-in YARN emulator serves the RM REST API (host:port; 0 = any free port).")
     speed: float = Field(1.0, gt=0, le=3600, description="Emulated seconds per real second (the whole sidecar runs on this clock).")
-    seed: int = Field(0, ge=0, description="Seed of the demo cluster's primary-tenant patterns and batch arrivals.")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of the demo cluster's primary-tenant patterns and batch arrivals.")
     nodes_per_tenant: int = Field(3, ge=1, le=2500, description="NodeManagers in each of the demo's four primary tenants.")
 
-    _listen = field_validator("listen")(_check_listen)
+    _listen = field_validator("listen")(check_listen)
 
 
 class TelemetrySettings(_Section):
-    poll_interval_s: float = Field(10.0, gt=0, description="How often the RM is polled.")
-    stale_after_s: float = Field(30.0, gt=0, description="Telemetry older than this is stale: no new capacity, no kills.")
+    poll_interval_s: float = Field(10.0, ge=0.1, le=3600, description="How often the RM is polled.")
+    stale_after_s: float = Field(30.0, gt=0, le=3600, description="Telemetry older than this is stale: no new capacity, no kills.")
+    failure_backoff_max_s: float = Field(120.0, ge=0.1, le=3600, description="While polls fail, the next poll waits poll_interval_s × 2^failures with jitter, at most this long (never less than poll_interval_s).")
 
 
 class Settings(_Section):
@@ -136,6 +144,7 @@ class Settings(_Section):
     cluster: ClusterSettings = Field(default_factory=ClusterSettings, description="Which cluster to advise.")
     embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings, description="The built-in cluster (cluster.source: embedded).")
     rm: RMSettings = Field(default_factory=RMSettings, description="ResourceManager REST client.")
+    kerberos: KerberosSettings = Field(default_factory=KerberosSettings, description="Kerberos identity (rm.auth / hdfs.auth: kerberos).")
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings, description="Polling the cluster.")
     harvesting: HarvestingSettings = Field(default_factory=HarvestingSettings, description="YARN-H: tenant classes, Algorithm 1, the guard.")
     hdfs: HdfsSettings = Field(default_factory=HdfsSettings, description="HDFS-H: NameNode JMX, grid refit, placement table.")
@@ -287,20 +296,71 @@ def parse_settings(data: Any, *, where: str = "config", environ: Mapping[str, st
         raise ConfigError(f"{where}: {problems}") from None
 
 
+#: Settings files are small; these bounds make a hostile or broken one fail in one line.
+MAX_FILE_BYTES = 1024 * 1024
+MAX_DEPTH = 32
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a key given twice in one mapping (YAML 1.2 forbids it; PyYAML
+    silently keeps the last one)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: let PyYAML report it
+                continue
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first at line {first.start_mark.line + 1})", key_node.start_mark)
+            seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
+def _check_depth(text: str, where: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH by scanning parse events (iterative: a 1,000-deep
+    file costs no recursion, where constructing it would)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                mark = event.start_mark
+                raise ConfigError(f"{where}: line {mark.line + 1} column {mark.column + 1}: invalid YAML: "
+                                  f"nested deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def parse_yaml(text: str, where: str) -> Any:
+    """The YAML document of a settings file, or `ConfigError` in one line (size, depth,
+    duplicate keys, syntax)."""
+    if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
+        raise ConfigError(f"{where}: larger than {MAX_FILE_BYTES // 1024} KB: not a settings file")
+    try:
+        _check_depth(text, where)
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f": line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}{at}: invalid YAML: {problem}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: invalid YAML: nested too deeply") from None
+
+
 def load_settings(path: str | Path | None, *, environ: Mapping[str, str] | None = None) -> Settings:
     """Read and validate a YAML file; `None` means the embedded default (all defaults)."""
     if path is None:
         return parse_settings({}, where="embedded default", environ=environ)
     p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"{p}: is a directory, not a settings file")
     text = read_text(p, ConfigError)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{p}:{at}: invalid YAML: {problem}") from None
-    return parse_settings(data, where=str(p), environ=environ, base_dir=p.resolve().parent)
+    return parse_settings(parse_yaml(text, str(p)), where=str(p), environ=environ, base_dir=p.resolve().parent)
 
 
 def schema_paths(model: type[BaseModel] = Settings, prefix: str = "") -> list[str]:

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AnyHttpUrl, Field, field_validator, model_validator
+
+from harvester.config_base import MAX_PERIOD_S, MAX_TIMEOUT_S, Section
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ReimageDetectionSettings(_Section):
+class ReimageDetectionSettings(Section):
     """The JMX heuristic of `harvester.models.reimage_detection` (docs/hdfs.md says its limits)."""
 
     enabled: bool = Field(True, description="Detect reimages from the NameNode's per-DataNode block counts.")
@@ -29,25 +28,27 @@ class ReimageDetectionSettings(_Section):
     )
 
 
-class HdfsSettings(_Section):
+class HdfsSettings(Section):
     enabled: bool = Field(False, description="Run HDFS-H: poll the NameNode, refit the grid, serve the placement table.")
     namenode_urls: list[AnyHttpUrl] = Field(
         default_factory=list, description="NameNode HTTP bases (e.g. http://nn:9870); several = HA, the active one is used."
     )
+    auth: Literal["simple", "kerberos"] = Field("simple", description="simple (none), or kerberos: SPNEGO to the NameNode's HTTP (kerberos: section; the 'kerberos' extra).")
     tls_verify: bool = Field(True, description="Verify the NameNode's TLS certificate (https URLs).")
+    max_response_mb: float = Field(64.0, ge=1, le=2048, description="Largest JMX answer read (MB); larger ones fail the poll.")
     ca_bundle: Path | None = Field(None, description="CA bundle for the NameNode's certificate (implies tls_verify).")
-    connect_timeout_s: float = Field(3.0, gt=0, description="Connect timeout of a JMX request.")
-    read_timeout_s: float = Field(10.0, gt=0, description="Read timeout of a JMX request (LiveNodes grows with the cluster).")
-    poll_interval_s: float = Field(30.0, gt=0, description="JMX poll, busy flags and table refresh period (s).")
-    refit_interval_s: float = Field(86400.0, gt=0, description="Grid refit period (s).")
-    window_days: float = Field(30.0, gt=0, description="History window for peak CPU and reimage frequency (days).")
+    connect_timeout_s: float = Field(3.0, gt=0, le=MAX_TIMEOUT_S, description="Connect timeout of a JMX request.")
+    read_timeout_s: float = Field(10.0, gt=0, le=MAX_TIMEOUT_S, description="Read timeout of a JMX request (LiveNodes grows with the cluster).")
+    poll_interval_s: float = Field(30.0, ge=1, le=3600, description="JMX poll, busy flags and table refresh period (s).")
+    refit_interval_s: float = Field(86400.0, ge=60, le=MAX_PERIOD_S, description="Grid refit period (s).")
+    window_days: float = Field(30.0, gt=0, le=365, description="History window for peak CPU and reimage frequency (days).")
     peak_quantile: float = Field(0.99, gt=0, le=1, description="Quantile of a tenant's 2-minute CPU used as its peak.")
-    sample_step_s: float = Field(120.0, gt=0, description="Slot width of the tenant CPU series the peaks are taken from (s).")
+    sample_step_s: float = Field(120.0, ge=10, le=3600, description="Slot width of the tenant CPU series the peaks are taken from (s).")
     min_observed_days: float = Field(
-        7.0, ge=0, description="Server-days of observation a tenant needs before its measured reimage rate is used."
+        7.0, ge=0, le=365, description="Server-days of observation a tenant needs before its measured reimage rate is used."
     )
     default_reimages_per_server_month: float = Field(
-        1.0, ge=0, description="Reimage rate of a tenant without enough history (the paper's 80th-percentile tenant)."
+        1.0, ge=0, le=1000, description="Reimage rate of a tenant without enough history (the paper's 80th-percentile tenant)."
     )
     default_peak_cpu: float = Field(1.0, ge=0, le=1, description="Peak CPU of a tenant without CPU history (pessimistic).")
     reimage_log: Path | None = Field(None, description="Operator reimage log (CSV: timestamp,hostname[,tenant]); null = none.")
@@ -56,14 +57,14 @@ class HdfsSettings(_Section):
     )
     busy_cpu_threshold: float = Field(0.9, ge=0, le=1, description="Primary CPU above this marks its DataNodes busy.")
     busy_clear_below: float = Field(0.85, ge=0, le=1, description="A busy DataNode is clear again when its primary falls below this.")
-    cpu_stale_after_s: float = Field(300.0, gt=0, description="Primary CPU samples older than this do not count for busy flags.")
+    cpu_stale_after_s: float = Field(300.0, gt=0, le=86400, description="Primary CPU samples older than this do not count for busy flags.")
     free_space_change: float = Field(
         0.05, gt=0, le=1, description="A DataNode's free space moving by this fraction of its capacity makes a new version."
     )
     min_version_interval_s: float = Field(
-        30.0, ge=0, description="Busy/free-space-only changes publish at most this often (refits and membership: at once)."
+        30.0, ge=0, le=86400, description="Busy/free-space-only changes publish at most this often (refits and membership: at once)."
     )
-    default_block_size: int = Field(134217728, ge=1, description="Block size (bytes) ChooseTargets assumes when a request gives 0.")
+    default_block_size: int = Field(134217728, ge=1, le=1 << 40, description="Block size (bytes) ChooseTargets assumes when a request gives 0.")
     long_poll_max_s: float = Field(60.0, gt=0, le=300, description="Largest `wait` an HTTP long-poll may ask for (s).")
     max_watch_streams: int = Field(4, ge=1, le=64, description="Concurrent WatchPlacementTable streams (each holds a gRPC thread).")
 
@@ -78,6 +79,8 @@ class HdfsSettings(_Section):
     def _consistent(self) -> HdfsSettings:
         if self.enabled and not self.namenode_urls:
             raise ValueError("namenode_urls: missing value (required when enabled is true)")
+        if self.window_days * 86400 / self.sample_step_s > 200_000:
+            raise ValueError("window_days / sample_step_s give more than 200,000 samples per tenant: widen sample_step_s")
         if self.busy_clear_below > self.busy_cpu_threshold:
             raise ValueError(
                 f"busy_clear_below ({self.busy_clear_below}) is above busy_cpu_threshold ({self.busy_cpu_threshold})"

@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from harvester.config_base import MAX_PERIOD_S, Section
 from harvester.config_harvesting import _check_regex
 
 _ATTRIBUTE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
 #: Attributes Harvester fills in itself from the RM's node report (docs/phoenix.md).
 BUILT_IN_ATTRIBUTES = ("node_id", "hostname", "rack", "vcores", "memory_mb", "label")
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def _check_attributes(v: dict[str, str]) -> dict[str, str]:
@@ -40,7 +37,7 @@ def _attributes_before(v: object) -> object:
     return _check_attributes(v) if isinstance(v, dict) else v
 
 
-class NodeAttributeRule(_Section):
+class NodeAttributeRule(Section):
     """Attributes of the nodes it matches; later matching rules override earlier ones, key by key."""
 
     nodes: list[str] = Field(default_factory=list, description="Node ids (host:port) or hostnames.")
@@ -62,7 +59,7 @@ class NodeAttributeRule(_Section):
         return self.hostname_pattern is not None and re.search(self.hostname_pattern, hostname) is not None
 
 
-class PlacementSettings(_Section):
+class PlacementSettings(Section):
     enabled: bool = Field(True, description="Serve harvester.v1.ConstrainedPlacement over the latest telemetry snapshot.")
     node_attributes: list[NodeAttributeRule] = Field(
         default_factory=list, description="Node attributes by node id / hostname regex (later rules win, key by key)."
@@ -72,14 +69,14 @@ class PlacementSettings(_Section):
     )
     candidates_per_task: int = Field(3, ge=1, le=64, description="Nodes returned per task when a request leaves it 0.")
     max_wait_s: float = Field(
-        30.0, gt=0, description="Admission control: relax a task's soft constraints when its M/G/1 wait exceeds this ..."
+        30.0, gt=0, le=86400, description="Admission control: relax a task's soft constraints when its M/G/1 wait exceeds this ..."
     )
     max_wait_factor: float = Field(
-        2.0, ge=0, description="... and exceeds this many times the task's expected duration."
+        2.0, ge=0, le=1000, description="... and exceeds this many times the task's expected duration."
     )
-    default_task_duration_s: float = Field(60.0, gt=0, description="Service time assumed for a task that gives none.")
-    demand_window_s: float = Field(300.0, gt=0, description="Arrivals of this many recent seconds make the CRV demand and M/G/1 rates.")
-    max_tasks_per_request: int = Field(20000, ge=1, description="Larger PlaceTasks batches are refused (INVALID_ARGUMENT).")
+    default_task_duration_s: float = Field(60.0, gt=0, le=MAX_PERIOD_S, description="Service time assumed for a task that gives none.")
+    demand_window_s: float = Field(300.0, gt=0, le=86400, description="Arrivals of this many recent seconds make the CRV demand and M/G/1 rates.")
+    max_tasks_per_request: int = Field(20000, ge=1, le=1_000_000, description="Larger PlaceTasks batches are refused (INVALID_ARGUMENT).")
 
     @field_validator("label_attributes", mode="before")
     @classmethod

@@ -114,21 +114,26 @@ class ControlPlane:
                                                                  self.resolved_nodes)
         retention = PruneHistory(store, st.retention_days * DAY_S, metrics, raw_retention_s=st.raw_samples_retention_days * DAY_S,
                                  job_runs_retention_s=max(st.retention_days, h.job_length.history_days) * DAY_S,
-                                 decisions_retention_s=st.decision_log_days * DAY_S)
+                                 decisions_retention_s=st.decision_log_days * DAY_S,
+                                 model_versions_kept=st.model_versions_kept)
         jobs_every = min(JOBS_INTERVAL_S, m.history.poll_interval_s) if m.enabled else JOBS_INTERVAL_S
+        backoff = settings.telemetry.failure_backoff_max_s
         self.loops: list[LoopSpec] = [
-            LoopSpec("telemetry", settings.telemetry.poll_interval_s, self.telemetry.tick),
+            LoopSpec("telemetry", settings.telemetry.poll_interval_s, self.telemetry.tick,
+                     backoff_max_s=settings.telemetry.failure_backoff_max_s),
             LoopSpec("refit", min(h.refit_interval_s, REFIT_CHECK_S), self.refit.tick),
             LoopSpec("guard", h.control_period_s, self.guard.tick),
             LoopSpec("node-ordering", h.control_period_s, orderings.tick),
-            *([LoopSpec("jobs", jobs_every, self.jobs.tick)] if self.jobs is not None else []),
+            *([LoopSpec("jobs", jobs_every, self.jobs.tick, backoff_max_s=max(jobs_every, backoff))]
+              if self.jobs is not None else []),
             *self._morpheus_loops(settings, store, metrics, reservations, reservation_actuator, provenance),
             *self._jockey_loops(settings, board, metrics, deadline_jobs, reservations,
                                 deadline_actuator or reservation_actuator),
             LoopSpec("retention", st.prune_interval_s, retention.tick),
         ]
         if self.hdfs is not None:
-            self.loops += [LoopSpec("hdfs-poll", settings.hdfs.poll_interval_s, self.hdfs.poll),
+            self.loops += [LoopSpec("hdfs-poll", settings.hdfs.poll_interval_s, self.hdfs.poll,
+                                    backoff_max_s=max(settings.hdfs.poll_interval_s, backoff)),
                            LoopSpec("hdfs-refit", settings.hdfs.refit_interval_s, self.hdfs.refit)]
 
     def _morpheus_loops(self, settings: Settings, store: HistoryStore, metrics: Metrics,

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from rm_client import RMClientConfig
 
-from harvester.config import RMSettings, Settings
+from harvester.config import KerberosSettings, RMSettings, Settings
 
 
-def rm_client_config(rm: RMSettings) -> RMClientConfig:
-    """The `rm:` settings as rm_client's config (a CA bundle implies verification)."""
+def rm_client_config(rm: RMSettings, kerberos: KerberosSettings | None = None) -> RMClientConfig:
+    """The `rm:` settings as rm_client's config (a CA bundle implies verification; with
+    `auth: kerberos`, the identity of the `kerberos:` section)."""
+    krb = kerberos or KerberosSettings()
     return RMClientConfig(
         urls=tuple(str(u) for u in rm.urls),
         user=rm.user,
@@ -25,6 +27,9 @@ def rm_client_config(rm: RMSettings) -> RMClientConfig:
         backoff_max_s=rm.backoff_max_s,
         auth=rm.auth,
         tls_verify=str(rm.ca_bundle) if rm.ca_bundle else rm.tls_verify,
+        max_response_bytes=int(rm.max_response_mb * 1024 * 1024),
+        kerberos_principal=krb.principal,
+        kerberos_keytab=str(krb.keytab) if krb.keytab else None,
     )
 
 

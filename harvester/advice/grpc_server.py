@@ -3,6 +3,14 @@
 Every service of the contract is registered. Those whose implementation has not landed get
 a handler built from the service descriptor that answers UNIMPLEMENTED with a message naming
 the method — never fake data. Every call is timed and counted by status code in `Metrics`.
+
+Robustness (issue 15): a payload that does not decode answers INVALID_ARGUMENT and logs ONE
+line (gRPC's own "Exception deserializing" traceback never runs); a servicer bug answers
+INTERNAL with one log line naming the exception, not UNKNOWN with a traceback per call.
+Servicers refuse out-of-range values themselves with INVALID_ARGUMENT. The port is bound
+without SO_REUSEPORT (`grpc.so_reuseport: 0`): a second Harvester on the same port fails to
+start instead of silently sharing the traffic. TLS / mutual TLS: `credentials`
+(advice/tls.py); requests larger than `max_message_bytes` get RESOURCE_EXHAUSTED.
 """
 
 from __future__ import annotations
@@ -62,8 +70,40 @@ def _unimplemented_handler(service: ServiceDescriptor, why: str) -> grpc.Generic
     return grpc.method_handlers_generic_handler(service.full_name, handlers)
 
 
+class _Undecodable:
+    """Stands for a request payload that did not decode (the servicer is never called)."""
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+
+def _safe_deserializer(deserialize: Callable[[bytes], Any] | None, method: str) -> Callable[[bytes], Any] | None:
+    if deserialize is None:
+        return None
+
+    def decode(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except Exception as exc:  # protobuf DecodeError and friends: the client's payload is bad
+            log.info("gRPC %s: undecodable request (%d bytes): %s", method, len(data), str(exc)[:200])
+            return _Undecodable(f"{type(exc).__name__}: {exc}"[:300])
+
+    return decode
+
+
+def _guarded(method: str, request: Any, context: grpc.ServicerContext) -> None:
+    if isinstance(request, _Undecodable):
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request does not decode as {method}'s message: {request.error}")
+
+
+def _internal(method: str, exc: Exception, context: grpc.ServicerContext) -> None:
+    log.error("gRPC %s failed: %s: %s", method, type(exc).__name__, str(exc)[:300])
+    context.abort(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {str(exc)[:300]}")
+
+
 class _MetricsInterceptor(grpc.ServerInterceptor):
-    """Times every call and counts it by method and final status code."""
+    """Times every call and counts it by method and final status code; undecodable payloads
+    and servicer exceptions become INVALID_ARGUMENT / INTERNAL with one log line."""
 
     def __init__(self, metrics: Metrics) -> None:
         self._metrics = metrics
@@ -87,25 +127,39 @@ class _MetricsInterceptor(grpc.ServerInterceptor):
             def unary(request, context):
                 start, failed = time.perf_counter(), True
                 try:
-                    response = inner(request, context)
+                    _guarded(method, request, context)
+                    try:
+                        response = inner(request, context)
+                    except Exception as exc:
+                        if context.code() is not None or isinstance(exc, grpc.RpcError):
+                            raise  # an abort(): its status stands
+                        _internal(method, exc, context)
                     failed = False
                     return response
                 finally:
                     metrics.record_grpc(method, self._code(context, failed), time.perf_counter() - start)
 
-            return handler._replace(unary_unary=unary)
+            return handler._replace(unary_unary=unary,
+                                    request_deserializer=_safe_deserializer(handler.request_deserializer, method))
         if handler.unary_stream is not None:
             inner_stream = handler.unary_stream
 
             def stream(request, context):
                 start, failed = time.perf_counter(), True
                 try:
-                    yield from inner_stream(request, context)
+                    _guarded(method, request, context)
+                    try:
+                        yield from inner_stream(request, context)
+                    except Exception as exc:
+                        if context.code() is not None or isinstance(exc, grpc.RpcError):
+                            raise
+                        _internal(method, exc, context)
                     failed = False
                 finally:
                     metrics.record_grpc(method, self._code(context, failed), time.perf_counter() - start)
 
-            return handler._replace(unary_stream=stream)
+            return handler._replace(unary_stream=stream,
+                                    request_deserializer=_safe_deserializer(handler.request_deserializer, method))
         return handler
 
 
@@ -120,6 +174,8 @@ class GrpcServer:
         *,
         max_workers: int = 8,
         unimplemented_reason: Callable[[str], str] = lambda name: "this service's issue has not landed yet",
+        credentials: grpc.ServerCredentials | None = None,
+        max_message_bytes: int = 4 * 1024 * 1024,
     ) -> None:
         impls = {i.full_name: i for i in implementations or []}
         unknown = set(impls) - set(CONTRACT)
@@ -128,8 +184,7 @@ class GrpcServer:
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
             interceptors=[_MetricsInterceptor(metrics)],
-            # gRPC sets SO_REUSEPORT by default: a second sidecar would share the port silently
-            options=[("grpc.so_reuseport", 0)],
+            options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", max_message_bytes)],
         )
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self._server)
@@ -146,11 +201,15 @@ class GrpcServer:
             self._server,
         )
         try:
-            self.port = self._server.add_insecure_port(listen)
-        except RuntimeError:  # grpcio >= 1.60 raises instead of returning 0
-            self.port = 0
+            if credentials is not None:
+                self.port = self._server.add_secure_port(listen, credentials)
+            else:
+                self.port = self._server.add_insecure_port(listen)
+        except RuntimeError as exc:  # grpcio >= 1.5x raises instead of returning 0
+            raise OSError(f"cannot listen on {listen} for gRPC (in use by another process?): {exc}") from None
         if self.port == 0:
-            raise OSError(f"cannot listen on {listen} for gRPC")
+            raise OSError(f"cannot listen on {listen} for gRPC (in use by another process?)")
+        self.tls = credentials is not None
         self.address = f"{listen.rpartition(':')[0]}:{self.port}"
 
     def start(self) -> None:

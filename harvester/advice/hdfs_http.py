@@ -13,10 +13,10 @@ at `hdfs.long_poll_max_s`); 503 + `Retry-After` while no table exists yet; 400 f
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from harvester.advice.admin_http import Request, Response
-from harvester.advice.long_poll import RETRY_AFTER_S, etag, long_poll_route
+from harvester.advice.long_poll import RETRY_AFTER_S, WaitSlots, etag, long_poll_route
 from harvester.board.hdfs import PlacementBoard
 from harvester.observability.metrics import Metrics
 
@@ -25,11 +25,12 @@ __all__ = ["PATH", "RETRY_AFTER_S", "etag", "placement_table_route"]
 PATH = "/v1/hdfs/placement-table"
 
 
-def placement_table_route(board: PlacementBoard, metrics: Metrics, *, max_wait_s: float) -> Callable[[Request], Response]:
+def placement_table_route(board: PlacementBoard, metrics: Metrics, *, max_wait_s: float,
+                          slots: WaitSlots | None = None) -> Callable[[Request], Awaitable[Response]]:
     """The handler to register on the admin server at `PATH`."""
     return long_poll_route(
         board, max_wait_s=max_wait_s,
         not_ready={"error": "no placement table yet: the first NameNode poll and grid fit have not completed",
                    "see": "/status (loops hdfs-poll, hdfs-refit)"},
-        waiters=lambda delta: metrics.record_hdfs_waiters("http_long_poll", delta),
+        waiters=lambda delta: metrics.record_hdfs_waiters("http_long_poll", delta), slots=slots,
     )

@@ -29,6 +29,7 @@ from harvester.advice.admin_http import Request, Response, Route
 from harvester.advice.grpc_server import ServiceImpl
 from harvester.advice.hdfs_grpc import SERVICE, hdfs_service
 from harvester.advice.hdfs_http import PATH, placement_table_route
+from harvester.advice.long_poll import WaitSlots
 from harvester.board.hdfs import PlacementBoard
 from harvester.config_hdfs import HdfsSettings
 from harvester.history.store import HistoryStore
@@ -52,7 +53,8 @@ def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def hdfs_faces(s: HdfsSettings, board: PlacementBoard, store: HistoryStore, metrics: Metrics) -> HdfsFaces:
+def hdfs_faces(s: HdfsSettings, board: PlacementBoard, store: HistoryStore, metrics: Metrics, *,
+               slots: WaitSlots | None = None) -> HdfsFaces:
     """The gRPC service and admin routes of HDFS-H over the board and the store."""
     if not s.enabled:
         return HdfsFaces(service=None, routes={}, status=lambda: {"enabled": False},
@@ -76,7 +78,7 @@ def hdfs_faces(s: HdfsSettings, board: PlacementBoard, store: HistoryStore, metr
     return HdfsFaces(
         service=hdfs_service(board, metrics, default_block_size=s.default_block_size, max_watch_streams=s.max_watch_streams),
         routes={
-            PATH: placement_table_route(board, metrics, max_wait_s=s.long_poll_max_s),
+            PATH: placement_table_route(board, metrics, max_wait_s=s.long_poll_max_s, slots=slots),
             "/v1/hdfs/grid": grid,
             "/v1/hdfs/status": lambda req: Response.json(200, status()),
         },

@@ -9,10 +9,10 @@ loop publishes and this face reads; the same data answers gRPC YarnAdvisor.GetNo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from harvester.advice.admin_http import Request, Response
-from harvester.advice.long_poll import long_poll_route
+from harvester.advice.long_poll import WaitSlots, long_poll_route
 from harvester.board.versioned_board import VersionedBoard
 from harvester.board.node_ordering import NodeOrderings
 
@@ -20,10 +20,11 @@ PATH = "/v1/yarn/node-ordering"
 
 
 def node_ordering_route(board: VersionedBoard[NodeOrderings], *, max_wait_s: float,
-                        waiters: Callable[[int], None] = lambda delta: None) -> Callable[[Request], Response]:
+                        waiters: Callable[[int], None] = lambda delta: None,
+                        slots: WaitSlots | None = None) -> Callable[[Request], Awaitable[Response]]:
     """The handler to register on the admin server at `PATH`."""
     return long_poll_route(
-        board, max_wait_s=max_wait_s, waiters=waiters,
+        board, max_wait_s=max_wait_s, waiters=waiters, slots=slots,
         not_ready={"error": "no node ordering yet: the node-ordering loop has not run",
                    "see": "/status (loops guard, node-ordering)"},
     )

@@ -52,6 +52,9 @@ JOB_TYPE_PB = {
     JobType.LONG: yarn_advisor_pb2.JOB_TYPE_LONG,
 }
 JOB_TYPE_OF_PB = {v: k for k, v in JOB_TYPE_PB.items()}
+#: Container counts are int32 in the contract: a DAG whose tasks add up to more is refused.
+MAX_CONTAINERS = 2**31 - 1
+MAX_STAGES = 100_000
 
 
 def _timestamp(t: float) -> Timestamp:
@@ -85,6 +88,13 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
         last_run = request.last_run_seconds if request.HasField("last_run_seconds") else None
         if last_run is not None and (not math.isfinite(last_run) or last_run < 0):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"last_run_seconds must be finite and >= 0, got {last_run}")
+        if any(st.tasks < 0 for st in request.dag):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "dag: a stage's tasks must be >= 0")
+        total = sum(st.tasks for st in request.dag)
+        if total > MAX_CONTAINERS or len(request.dag) > MAX_STAGES:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"dag: {len(request.dag)} stages of {total} tasks in all; at most {MAX_STAGES} stages and "
+                          f"{MAX_CONTAINERS} tasks (int32 container counts)")
         if not request.job_name and request.max_concurrent_containers == 0 and not request.dag:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "job_name is required unless max_concurrent_containers or dag is given")
         if view.model is None or not view.classes:

@@ -13,7 +13,10 @@ to immutable values:
   fields that must change together live in ONE item, so a reader never sees half an update),
   `get` reads, `wait` blocks until a predicate holds (long-polls and watch streams);
 - waiting is in WALL-CLOCK seconds on purpose: it is a network protocol timeout, not control
-  time, so it does not follow the injected Clock. `close()` wakes every waiter for shutdown.
+  time, so it does not follow the injected Clock. `close()` wakes every waiter for shutdown;
+- `watch(item, callback)` calls `callback()` after every publication of the item and on close
+  (from the publishing thread): how waiters that are not threads — the admin server's asyncio
+  long-polls (advice/async_wait.py) — learn of a change without holding a thread each.
 
 The composition root owns one `Board` and hands it to both sides; a feature's typed facade
 (`HarvestingBoard`, `PlacementBoard`) is a stateless view over it, so the writer's and the
@@ -46,6 +49,7 @@ class Board:
         self._values: dict[str, Any] = {}
         self._items: dict[str, Item[Any]] = {}
         self._changed: dict[str, threading.Event] = {}
+        self._watchers: dict[str, list[Callable[[], None]]] = {}
         self._closed = False
 
     def _check(self, item: Item[Any]) -> None:
@@ -73,9 +77,27 @@ class Board:
                 return value
             self._values[item.name] = value
             woken = self._changed.pop(item.name, None)
+            watchers = list(self._watchers.get(item.name, ()))
         if woken is not None:
             woken.set()
+        for callback in watchers:
+            callback()
         return value
+
+    def watch(self, item: Item[T], callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback()` (quick, thread-safe, must not touch the board) after every
+        publication of `item` and on `close()`; returns the function that stops watching."""
+        with self._lock:
+            self._check(item)
+            self._watchers.setdefault(item.name, []).append(callback)
+
+        def unwatch() -> None:
+            with self._lock:
+                callbacks = self._watchers.get(item.name, [])
+                if callback in callbacks:
+                    callbacks.remove(callback)
+
+        return unwatch
 
     @property
     def closed(self) -> bool:
@@ -104,8 +126,11 @@ class Board:
         with self._lock:
             self._closed = True
             events, self._changed = list(self._changed.values()), {}
+            watchers = [cb for cbs in self._watchers.values() for cb in cbs]
         for e in events:
             e.set()
+        for callback in watchers:
+            callback()
 
 
 __all__ = ["Board", "Item"]

@@ -121,6 +121,36 @@ class HarvestingSqlMixin:
         margins = tuple(ClassMargin(r[0], head[1], _nan(r[1]), r[2], _nan(r[3])) for r in rows)
         return MarginModel(v, head[0], head[1], head[2], margins)
 
+    # --- retention of model versions ----------------------------------------------------
+
+    #: (head table, its per-version detail tables): each family keeps its newest versions.
+    _VERSIONED = (
+        ("class_models", ("utilization_classes", "tenant_classes")),
+        ("margin_models", ("class_margins",)),
+        ("hdfs_grids", ("hdfs_grid_tenants",)),
+    )
+
+    def prune_model_versions(self, keep: int) -> dict[str, int]:
+        """Remove all but the newest `keep` versions of every versioned model (store.py)."""
+        if keep < 1:
+            raise ValueError(f"keep must be >= 1, got {keep}")
+        removed: dict[str, int] = {}
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                for head, details in self._VERSIONED:
+                    row = self._db.execute(f"SELECT version FROM {head} ORDER BY version DESC LIMIT 1 OFFSET ?",
+                                           (keep - 1,)).fetchone()
+                    oldest_kept = row[0] if row else None
+                    for table in (head, *details):
+                        removed[table] = 0 if oldest_kept is None else self._db.execute(
+                            f"DELETE FROM {table} WHERE version < ?", (oldest_kept,)).rowcount
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return removed
+
     # --- job runs ------------------------------------------------------------------------
 
     def append_job_runs(self, runs: Sequence[JobRun]) -> int:

@@ -31,6 +31,8 @@ from harvester.models.utilization_classes import TenantClassModel
 class StoreError(Exception):
     """The store cannot be opened or used (corrupt file, newer schema, unwritable path)."""
 
+    dependency = "store"
+
 
 class HistoryStore(Protocol):
     def append_node_samples(self, samples: Sequence[NodeSample]) -> int: ...
@@ -69,6 +71,9 @@ class HistoryStore(Protocol):
     ) -> list[JobRun]: ...  # with_usage: each run's skyline (JobRun.usage) too (schema version 6)
 
     def prune_job_runs(self, before: float) -> int: ...  # runs that finished before `before`
+
+    def prune_model_versions(self, keep: int) -> dict[str, int]: ...  # all but the newest `keep` versions of
+    # every versioned model (class models + their classes/tenants, margins, HDFS grids); rows removed per table
 
     # --- live harvesting (schema version 3) -----------------------------------------------
     # Tenant slots accumulate: `add_tenant_slots` ADDS each row's util_sum and polls to the

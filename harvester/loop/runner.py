@@ -4,17 +4,30 @@ A tick is `tick(now) -> TickResult`: it does one reconcile step and says what it
 `LoopSpec` names a tick and its interval (harvester/control.py lists Harvester's); live, a
 `ControlLoop` thread runs it, in the simulator the engine ticks the same object on simulated
 time (harvester/sim/simulation.py). The live loop supervises a tick: an exception fails THAT tick (counted in metrics, kept in `status()` with
-its message, logged with the traceback) and the loop goes on at the next interval — one bad
-RM answer must not stop harvesting. Tests call `run_once()` with a `SimClock` instead of
-starting the thread.
+its message and the DEPENDENCY it names — `rm`, `namenode`, `store`, or none for a bug) and
+the loop goes on — one bad RM answer must not stop harvesting. Tests call `run_once()` with a
+`SimClock` instead of starting the thread.
+
+Failures are quiet and patient (issue 15: 20 failed polls wrote 40 tracebacks):
+- ONE log line per failure cause (a cause = exception type + message with numbers masked):
+  the first occurrence is logged (a traceback only for an unexpected exception, once), repeats
+  are counted and logged again at the 10th, 100th, 1000th ...; recovery is one line;
+- with `backoff_max_s` (loops that call a remote service: telemetry, hdfs-poll), consecutive
+  failures stretch the wait to uniform(interval, min(backoff_max_s, interval × 2^failures))
+  (exponential back-off with jitter, so many sidecars do not hammer a recovering RM at once).
 """
 
 from __future__ import annotations
 
 import logging
+import random
+import re
+import sqlite3
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
+
+from rm_client.redact import redact_text
 
 from harvester.clock import Clock
 from harvester.observability.metrics import Metrics
@@ -32,6 +45,7 @@ class LoopSpec:
     name: str
     interval_s: float
     tick: Tick
+    backoff_max_s: float | None = None  # back off while failing (remote dependencies only)
 
 
 @dataclass(frozen=True)
@@ -51,7 +65,27 @@ class _Status:
     last_ok_at: float | None = None
     last_duration_s: float | None = None
     last_error: str | None = None
+    last_dependency: str | None = None
+    failing_since: float | None = None
     last_summary: Mapping[str, Any] = field(default_factory=dict)
+
+
+def dependency_of(exc: BaseException) -> str | None:
+    """What a failed tick depends on: an exception's `dependency` attribute (telemetry: `rm`,
+    NameNode JMX: `namenode`), SQLite errors are the `store`; None = a bug of our own."""
+    named = getattr(exc, "dependency", None)
+    if isinstance(named, str):
+        return named
+    if isinstance(exc, sqlite3.Error) or type(exc).__name__ == "StoreError":
+        return "store"
+    return None
+
+
+_NUMBER = re.compile(r"\d+(\.\d+)?")
+
+
+def _cause(error: str) -> str:
+    return _NUMBER.sub("#", error)[:300]
 
 
 class ControlLoop:
@@ -64,9 +98,16 @@ class ControlLoop:
         tick: Callable[[float], TickResult],
         clock: Clock,
         metrics: Metrics,
+        *,
+        backoff_max_s: float | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         if interval_s <= 0:
             raise ValueError(f"loop {name}: interval must be positive, got {interval_s}")
+        self.backoff_max_s = backoff_max_s
+        self._rng = rng or random.Random()
+        self._cause: str | None = None
+        self._repeats = 0
         self.name = name
         self.interval_s = interval_s
         self._tick = tick
@@ -81,12 +122,17 @@ class ControlLoop:
         """Run one tick now; returns its result, or None when it failed (see `status()`)."""
         now = self._clock.now()
         started = self._clock.monotonic()
+        dependency = None
         try:
             result = self._tick(now)
             ok, error = True, None
         except Exception as exc:  # supervised: the failure is recorded below, the loop lives on
-            log.exception("tick failed", extra={"loop": self.name})
-            result, ok, error = None, False, f"{type(exc).__name__}: {exc}"
+            result, ok, error = None, False, redact_text(f"{type(exc).__name__}: {exc}")
+            dependency = dependency_of(exc)
+            self._log_failure(exc, error, dependency)
+        if ok and self._cause is not None:
+            log.info("loop %s recovered after %d failed tick(s)", self.name, self._repeats, extra={"loop": self.name})
+            self._cause, self._repeats = None, 0
         duration = max(0.0, self._clock.monotonic() - started)
         self._metrics.record_tick(self.name, ok, duration, now)
         with self._lock:
@@ -98,19 +144,49 @@ class ControlLoop:
                 s.last_ok_at = now
                 s.consecutive_failures = 0
                 s.last_error = None
+                s.last_dependency = None
+                s.failing_since = None
                 s.last_summary = dict(result.summary) if result else {}
             else:
                 s.failures += 1
                 s.consecutive_failures += 1
                 s.last_error = error
+                s.last_dependency = dependency
+                if s.failing_since is None:
+                    s.failing_since = now
         return result
+
+    def _log_failure(self, exc: Exception, error: str, dependency: str | None) -> None:
+        """One line per cause; repeats counted and logged at 10, 100, 1000 ... (module docstring)."""
+        cause = _cause(error)
+        extra = {"loop": self.name, "dependency": dependency or "internal"}
+        if cause != self._cause:
+            self._cause, self._repeats = cause, 1
+            if dependency is None:  # a bug of our own: its traceback once
+                log.error("loop %s: tick failed: %s", self.name, error, exc_info=exc, extra=extra)
+            else:
+                log.warning("loop %s: tick failed (%s): %s", self.name, dependency, error, extra=extra)
+            return
+        self._repeats += 1
+        if self._repeats >= 10 and str(self._repeats).strip("0") == "1":
+            log.warning("loop %s: tick still failing (%s, %d times in a row): %s", self.name, dependency or "internal",
+                        self._repeats, error, extra=extra)
+
+    def next_wait_s(self) -> float:
+        """The wait before the next tick: the interval, stretched while failing (backoff_max_s)."""
+        with self._lock:
+            k = self._status.consecutive_failures
+        if not k or self.backoff_max_s is None:
+            return self.interval_s
+        cap = max(self.interval_s, min(self.backoff_max_s, self.interval_s * 2.0 ** min(k, 30)))
+        return self._rng.uniform(self.interval_s, cap)
 
     def _run(self) -> None:
         while not self._stop.is_set():
             started = self._clock.monotonic()
             self.run_once()
             elapsed = self._clock.monotonic() - started
-            if self._clock.wait(self._stop, self.interval_s - elapsed):
+            if self._clock.wait(self._stop, self.next_wait_s() - elapsed):
                 break
         with self._lock:
             self._status.state = "stopped"
@@ -140,7 +216,8 @@ class ControlLoop:
             if s.last_ok_at is None:
                 return False, f"loop {self.name}: no successful tick yet"
             if s.consecutive_failures:
-                return False, f"loop {self.name}: last tick failed: {s.last_error}"
+                dep = f"{s.last_dependency}: " if s.last_dependency else ""
+                return False, (f"{dep}loop {self.name}: last {s.consecutive_failures} tick(s) failed: {s.last_error}")
             if now - s.last_ok_at > 3 * self.interval_s:
                 return False, f"loop {self.name}: last good tick {now - s.last_ok_at:.0f}s ago"
             return True, "ok"
@@ -158,5 +235,8 @@ class ControlLoop:
                 "last_ok_at": s.last_ok_at,
                 "last_duration_s": s.last_duration_s,
                 "last_error": s.last_error,
+                "last_dependency": s.last_dependency,
+                "consecutive_failures": s.consecutive_failures,
+                "failing_since": s.failing_since,
                 "last_summary": dict(s.last_summary),
             }

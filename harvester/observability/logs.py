@@ -10,20 +10,28 @@ again within `repeat_every_s` is counted, not shown, and the next one after that
 told in one line — the call, where, the plain cause — without its traceback; any other
 exception keeps its traceback on the first line of its cause. The filter only changes how
 records are shown: what fails, and how the loops react to it, is decided elsewhere.
+
+Every line is redacted last (docs/security.md): the userinfo and secret query values of any
+URL (rm_client.redact), `Bearer <token>` values, and the exact strings registered as secrets
+(the admin token, the Kerberos keytab's path) become `***`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Callable
 
 from harvester.observability.failures import is_network_failure, summary
+
+from rm_client.redact import MASK, redact_text
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime", "taskName"}
 #: Default seconds between two lines of the same failure cause.
@@ -74,10 +82,30 @@ class RepeatFilter(logging.Filter):
             else:  # the exception is an argument of the message: told plainly instead
                 record.args = tuple(told if a is exc else a for a in args)
         return True
+_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]+")
+
+
+class Redactor:
+    """Masks credentials in a finished log line (module docstring)."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+
+    def __call__(self, line: str) -> str:
+        for secret in self.secrets:
+            line = line.replace(secret, MASK)
+        return _BEARER.sub(lambda m: m.group(1) + MASK, redact_text(line))
 
 
 class JsonFormatter(logging.Formatter):
+    def __init__(self, redact: Redactor | None = None) -> None:
+        super().__init__()
+        self._redact = redact or Redactor()
+
     def format(self, record: logging.LogRecord) -> str:
+        return self._redact(self._format(record))
+
+    def _format(self, record: logging.LogRecord) -> str:
         doc: dict[str, object] = {
             "ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
             "level": record.levelname,
@@ -91,23 +119,25 @@ class JsonFormatter(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
-    def __init__(self) -> None:
+    def __init__(self, redact: Redactor | None = None) -> None:
         super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+        self._redact = redact or Redactor()
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
         extras = _extras(record)
         if extras:
             line += " " + " ".join(f"{k}={v}" for k, v in sorted(extras.items()))
-        return line
+        return self._redact(line)
 
 
 def configure_logging(level: str = "INFO", fmt: str = "text", stream=None, *,
-                      repeats: RepeatFilter | None = None) -> None:
+                      repeats: RepeatFilter | None = None, secrets: Iterable[str] = ()) -> None:
     """Install one handler on the root logger (replacing earlier ones from this function), with
-    a `RepeatFilter` (`repeats`, or a default one)."""
+    a `RepeatFilter` (`repeats`, or a default one); `secrets` are masked wherever they appear."""
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    redact = Redactor(secrets)
+    handler.setFormatter(JsonFormatter(redact) if fmt == "json" else TextFormatter(redact))
     handler.addFilter(repeats if repeats is not None else RepeatFilter())
     handler.set_name("harvester")
     root = logging.getLogger()

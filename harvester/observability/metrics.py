@@ -71,6 +71,20 @@ class Metrics:
             buckets=_FAST_BUCKETS, registry=r,
         )
 
+        # admin / advice HTTP face
+        self.admin_requests = Counter(
+            "harvester_admin_http_requests_total", "Admin HTTP requests by route ((unknown), (malformed)), method and status.",
+            ["route", "method", "code"], registry=r,
+        )
+        self.admin_connections = Gauge(
+            "harvester_admin_http_connections", "Open connections to the admin HTTP server.", registry=r
+        )
+        self.admin_refused = Counter(
+            "harvester_admin_http_refused_total",
+            "Admin HTTP connections or requests refused, by why (max_connections, auth, max_long_polls, refit_rate).",
+            ["why"], registry=r,
+        )
+
         # harvesting (YARN-H: classes, Algorithm 1, the guard)
         self.harvest_node_vcores = Gauge(
             "harvester_harvest_node_vcores", "Capacity (vcores) the guard gives YARN on a node after its last decision.",
@@ -313,6 +327,15 @@ class Metrics:
     def record_action_errors(self, by_action: Mapping[str, int]) -> None:
         for action, n in by_action.items():
             self.harvest_action_errors.labels(action).inc(n)
+
+    def record_admin_request(self, route: str, method: str, code: int) -> None:
+        self.admin_requests.labels(route, method, str(code)).inc()
+
+    def record_admin_refused(self, why: str) -> None:
+        self.admin_refused.labels(why).inc()
+
+    def set_admin_connections(self, n: int) -> None:
+        self.admin_connections.set(n)
 
     def record_action_outcome(self, action: str, outcome: str) -> None:
         self.action_outcomes.labels(action, outcome).inc()

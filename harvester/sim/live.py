@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from harvester.board import Board
 from harvester.board.harvesting import HarvestingBoard
-from harvester.config import Settings
+from harvester.config import Settings, TelemetrySettings
 from harvester.config_harvesting import HarvestingSettings
 from harvester.control import ControlPlane
 from harvester.history.store import HistoryStore
@@ -95,10 +95,14 @@ def cluster_settings(h: HarvestingSettings, sim: SimContext) -> HarvestingSettin
 def sim_settings(h: HarvestingSettings, sim: SimContext, *, period_s: float, stale_after_s: float) -> Settings:
     """The full live `Settings` of the simulated sidecar (module docstring)."""
     h = cluster_settings(h, sim).model_copy(update={"control_period_s": period_s})
+    # the scenario's period is simulated time and may exceed what an operator may configure
+    # live (a scenario without real control uses 1e9 s): built, not validated against those bounds
+    telemetry = TelemetrySettings.model_construct(poll_interval_s=period_s, stale_after_s=stale_after_s,
+                                                  failure_backoff_max_s=period_s)
     return Settings.model_validate({
         "store": {"backend": "memory", "raw_samples_retention_days": RAW_SAMPLES_DAYS},
-        "telemetry": {"poll_interval_s": period_s, "stale_after_s": stale_after_s},
-    }).model_copy(update={"harvesting": h})
+        "server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0"},  # never a live sidecar's ports
+    }).model_copy(update={"harvesting": h, "telemetry": telemetry})
 
 
 def backfill(store: HistoryStore, sim: SimContext, past: Any) -> int:

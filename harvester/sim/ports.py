@@ -77,8 +77,8 @@ class SimActuator:
         # the same deadline as live (principle 16); simulated time stands still during a batch
         budget = ActionBudget(self.clock, stale_after_s=self.stale_after_s, budget_s=self.stale_after_s)
         for a in actions:
-            verdict = budget.check(a)
-            if verdict.drop is not None:
+            verdict = budget.check(a) if a.data_at is not None else None  # sim policies may leave it unset
+            if verdict is not None and verdict.drop is not None:
                 self._errors.append(ActionError(a, now, verdict.drop, {"request_id": request_id}, "dropped"))
                 continue
             try:

@@ -14,7 +14,10 @@ from harvester.domain import ClusterSnapshot
 
 
 class TelemetryError(Exception):
-    """The cluster could not be observed this time (RM down, bad answer)."""
+    """The cluster could not be observed this time (RM down, bad answer). `dependency` names
+    what failed for /readyz (loop/runner.dependency_of)."""
+
+    dependency = "rm"
 
 
 class TelemetrySource(Protocol):

@@ -21,8 +21,12 @@ from embedded_sidecar import embedded_sidecar, loopback_settings
 from emu_cluster import EmuCluster
 
 
-def _call(url: str, method: str = "GET") -> tuple[int, Any]:
-    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+TOKEN = "embedded-test-token-0123456789"
+
+
+def _call(url: str, method: str = "GET", token: str | None = None) -> tuple[int, Any]:
+    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None,
+                                 headers={"Authorization": f"Bearer {token}"} if token else {})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, json.load(r)
@@ -31,8 +35,13 @@ def _call(url: str, method: str = "GET") -> tuple[int, Any]:
 
 
 @pytest.fixture()
-def embedded(tmp_path: Path) -> Iterator[Harvester]:
-    with embedded_sidecar(tmp_path / "h.db") as app:
+def embedded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harvester]:
+    monkeypatch.delenv("HARVESTER_ADMIN_TOKEN", raising=False)
+    token_file = tmp_path / "admin.token"
+    token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)
+    with embedded_sidecar(tmp_path / "h.db", {"server": {"auth": {"token_file": str(token_file)}},
+                                              "harvesting": {"refit_min_interval_s": 0}}) as app:
         yield app
 
 
@@ -66,9 +75,13 @@ def test_refit_on_demand_over_http_and_the_cli(embedded: Harvester, tmp_path: Pa
                                                capsys: pytest.CaptureFixture[str]) -> None:
     base = f"http://{embedded.admin.address}"
     assert _call(f"{base}/v1/harvesting/refit")[0] == 405, "refit is POST only"
-    status, doc = _call(f"{base}/v1/harvesting/refit", "POST")
+    assert _call(f"{base}/v1/harvesting/refit", "POST")[0] == 401, "an admin write needs the token"
+    status, doc = _call(f"{base}/v1/harvesting/refit", "POST", TOKEN)
     assert status == 200 and doc["refit"]["refit"] is True and doc["model_version"] == 1
-    assert main(["tenants", "--admin", base, "--refit", "--json"]) == 0
+    assert main(["tenants", "--admin", base, "--refit", "--json"]) == 1, "the CLI without the token is refused"
+    assert "HTTP 401" in capsys.readouterr().err
+    assert main(["tenants", "--admin", base, "--refit", "--json",
+                 "--token-file", str(embedded.settings.server.auth.token_file)]) == 0
     assert json.loads(capsys.readouterr().out)["model_version"] == 2
     cfg = tmp_path / "h.yaml"
     cfg.write_text(f"store:\n  path: {embedded.settings.store.path}\n")

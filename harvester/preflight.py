@@ -1,0 +1,175 @@
+"""Checks a settings file passes only if `serve` can start with it (issue 15: 14 of 46 broken
+settings got through `config check`). `harvester config check` and `harvester serve` run the
+same `preflight(settings)`; `check` also binds each listen address for a moment (`serve` binds
+them for real right after, with the same one-line error).
+
+What the schema (config*.py) cannot see:
+- a non-loopback listen address without TLS (`server.tls`) AND an admin token is refused,
+  unless `server.allow_insecure_remote` (the embedded emulator's address too: it has no auth);
+- the admin token (`$HARVESTER_ADMIN_TOKEN` / `server.auth.token_file`) is usable;
+- the TLS files are a certificate chain and its key (and a CA bundle for mutual TLS);
+- the SQLite store: its folder takes a new file, an existing file opens for writing and is a
+  SQLite database;
+- Kerberos (`rm.auth` / `hdfs.auth: kerberos`) has its extra (requests-gssapi) installed;
+- each listen address can be bound (`bind=True`: a host of another machine, a port in use).
+Each problem is one line naming its key; `PreflightError` joins them with "; ".
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import ipaddress
+import os
+import socket
+import ssl
+import tempfile
+from collections.abc import Mapping
+
+from harvester.admin_token import TokenError, read_admin_token
+from harvester.config import Settings
+
+
+class PreflightError(Exception):
+    """`serve` would not start with these settings (one line)."""
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address `host` names is this machine's loopback."""
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    return bool(infos) and all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
+
+
+def listen_addresses(settings: Settings) -> dict[str, str]:
+    """Every address `serve` listens on, by setting, in the order it binds them."""
+    out = {"embedded.listen": settings.embedded.listen} if settings.cluster.source == "embedded" else {}
+    out |= {"server.admin_listen": settings.server.admin_listen, "server.grpc_listen": settings.server.grpc_listen}
+    return out
+
+
+def _exposure(settings: Settings, token: str | None) -> list[str]:
+    s = settings.server
+    if s.allow_insecure_remote:
+        return []
+    problems = []
+    for key, listen in listen_addresses(settings).items():
+        host = listen.rpartition(":")[0]
+        if is_loopback(host):
+            continue
+        if key == "embedded.listen":
+            problems.append(f"{key}: {host} is not loopback and the built-in emulator has no authentication "
+                            "(set server.allow_insecure_remote: true to serve it anyway)")
+            continue
+        missing = [what for what, ok in (("TLS (server.tls)", s.tls.enabled), ("an admin token (server.auth)", token))
+                   if not ok]
+        if missing:
+            problems.append(f"{key}: {host} is not loopback and there is no {' and no '.join(missing)}; "
+                            "configure them, or set server.allow_insecure_remote: true")
+    return problems
+
+
+def _tls(settings: Settings) -> list[str]:
+    from harvester.advice.tls import server_ssl_context
+
+    try:
+        server_ssl_context(settings.server.tls)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        return [f"server.tls: the certificate, key or CA files are not usable: {getattr(exc, 'reason', None) or exc}"]
+    return []
+
+
+def _store(settings: Settings) -> list[str]:
+    st = settings.store
+    if st.backend != "sqlite":
+        return []
+    path = st.path
+    if path.is_dir():
+        return [f"store.path: {path} is a directory; name the SQLite file"]
+    folder = path.resolve().parent
+    probe = folder
+    while not probe.exists():
+        probe = probe.parent
+    try:
+        with tempfile.NamedTemporaryFile(dir=probe, prefix=".harvester-check-"):
+            pass
+    except OSError as exc:
+        return [f"store.path: cannot create files in {probe} ({exc.strerror or exc})"]
+    if path.exists():
+        try:
+            with open(path, "r+b") as f:
+                head = f.read(16)
+        except OSError as exc:
+            return [f"store.path: {path} cannot be opened for writing ({exc.strerror or exc})"]
+        if head and head != b"SQLite format 3\x00":
+            return [f"store.path: {path} is not a SQLite database"]
+    return []
+
+
+def _extras(settings: Settings) -> list[str]:
+    users = [k for k, auth in (("rm.auth", settings.rm.auth), ("hdfs.auth", settings.hdfs.auth)) if auth == "kerberos"]
+    if users and importlib.util.find_spec("requests_gssapi") is None:
+        return [f"{users[0]}: kerberos needs the optional 'kerberos' extra (requests-gssapi): "
+                "pip install 'harvester[kerberos]'"]
+    return []
+
+
+def _binds(settings: Settings) -> list[str]:
+    """Each listen address that cannot be bound, in the order serve binds them (a fixed port
+    only: port 0 always binds), with the setting to change."""
+    import errno
+
+    from harvester.observability.failures import cause
+
+    problems = []
+    for key, address in listen_addresses(settings).items():
+        host, _, port = address.rpartition(":")
+        if int(port) == 0:
+            continue
+        try:
+            infos = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+            family, kind, proto, _, sockaddr = infos[0]
+            with socket.socket(family, kind, proto) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: TIME_WAIT is no conflict
+                s.bind(sockaddr)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                problems.append(f"{address} is already in use ({key}): another `harvester serve` (make run) may be "
+                                f"running; stop it, or set {key} to a free port (port 0 picks one)")
+            else:
+                problems.append(f"cannot listen on {address} ({key}): {cause(exc)}")
+    return problems
+
+
+def listen_problem(settings: Settings) -> str | None:
+    """Why `serve` could not listen where its settings say (None: every address is free):
+    checked before anything starts so the message names the address and the setting to change."""
+    problems = _binds(settings)
+    return problems[0] if problems else None
+
+
+def preflight(settings: Settings, *, bind: bool = False, environ: Mapping[str, str] | None = None) -> str | None:
+    """Raise `PreflightError` with every problem (see the module docstring); returns the admin
+    token (None: none configured) so the caller reads it once."""
+    problems: list[str] = []
+    try:
+        token = read_admin_token(settings.server.auth.token_file, os.environ if environ is None else environ)
+    except TokenError as exc:
+        token = None
+        problems.append(str(exc))
+    problems += _exposure(settings, token) + _tls(settings) + _store(settings) + _extras(settings)
+    if bind:
+        problems += _binds(settings)
+    if problems:
+        raise PreflightError("; ".join(problems))
+    return token
+
+
