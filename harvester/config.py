@@ -170,7 +170,8 @@ def _loc(loc: tuple[Any, ...]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + str(part)
+            text = str(part)
+            out += ("." if out else "") + (text if text.isprintable() and text.strip() == text and text else repr(text))
     return out
 
 
@@ -293,12 +294,13 @@ def parse_settings(data: Any, *, where: str = "config", environ: Mapping[str, st
         return Settings.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(_describe(e) for e in exc.errors())
-        raise ConfigError(f"{where}: {problems}") from None
+        raise ConfigError(f"{where}: {problems}".replace("\n", "\\n")) from None  # one line, always
 
 
 #: Settings files are small; these bounds make a hostile or broken one fail in one line.
 MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 32
+MAX_NODES = 100_000
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -320,19 +322,41 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _check_depth(text: str, where: str) -> None:
-    """Refuse nesting deeper than MAX_DEPTH by scanning parse events (iterative: a 1,000-deep
-    file costs no recursion, where constructing it would)."""
-    depth = 0
+def _check_shape(text: str, where: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and aliases that expand past MAX_NODES (a "billion
+    laughs" document), by scanning parse events: iterative, so a 1,000-deep file costs no
+    recursion, and nothing is constructed yet."""
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = []  # [anchor, expanded size] per open collection
+    total = 0
+
+    def done(anchor: str | None, size: int) -> None:
+        nonlocal total
+        if anchor:
+            sizes[anchor] = size
+        if stack:
+            stack[-1][1] += size
+        else:
+            total += size
+
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            depth += 1
-            if depth > MAX_DEPTH:
+            stack.append([event.anchor, 1])
+            if len(stack) > MAX_DEPTH:
                 mark = event.start_mark
                 raise ConfigError(f"{where}: line {mark.line + 1} column {mark.column + 1}: invalid YAML: "
                                   f"nested deeper than {MAX_DEPTH} levels")
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            depth -= 1
+            anchor, size = stack.pop()
+            done(anchor, size)
+        elif isinstance(event, yaml.ScalarEvent):
+            done(event.anchor, 1)
+        elif isinstance(event, yaml.AliasEvent):
+            done(None, sizes.get(event.anchor or "", 1))
+        if total + sum(size for _, size in stack) > MAX_NODES:
+            mark = event.start_mark
+            raise ConfigError(f"{where}: line {mark.line + 1}: invalid YAML: more than {MAX_NODES:,} values once "
+                              "aliases are expanded")
 
 
 def parse_yaml(text: str, where: str) -> Any:
@@ -341,7 +365,7 @@ def parse_yaml(text: str, where: str) -> Any:
     if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
         raise ConfigError(f"{where}: larger than {MAX_FILE_BYTES // 1024} KB: not a settings file")
     try:
-        _check_depth(text, where)
+        _check_shape(text, where)
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

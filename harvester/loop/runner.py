@@ -213,11 +213,11 @@ class ControlLoop:
         """Ready when the last tick succeeded and is not older than three intervals."""
         with self._lock:
             s = self._status
-            if s.last_ok_at is None:
-                return False, f"loop {self.name}: no successful tick yet"
             if s.consecutive_failures:
                 dep = f"{s.last_dependency}: " if s.last_dependency else ""
                 return False, (f"{dep}loop {self.name}: last {s.consecutive_failures} tick(s) failed: {s.last_error}")
+            if s.last_ok_at is None:
+                return False, f"loop {self.name}: no successful tick yet"
             if now - s.last_ok_at > 3 * self.interval_s:
                 return False, f"loop {self.name}: last good tick {now - s.last_ok_at:.0f}s ago"
             return True, "ok"

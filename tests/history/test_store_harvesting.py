@@ -109,3 +109,18 @@ def test_a_version_1_file_migrates_to_the_harvesting_schema(tmp_path: Path) -> N
         assert s.class_model().version == 1
     finally:
         s.close()
+
+
+def test_old_model_versions_are_pruned_keeping_the_newest(store: HistoryStore) -> None:
+    """Issue 15 finding 3: 60 refit posts took the model from version 5 to 85, never pruned."""
+    for v in range(1, 8):
+        store.save_class_model(model(v, fitted_at=float(v)))
+        store.save_margin_model(MarginModel(v, float(v), 0.95, 120.0, (ClassMargin("periodic-0", 0.95, 0.1, 800, 0.02),)))
+    removed = store.prune_model_versions(2)
+    assert removed["class_models"] == 5 and removed["margin_models"] == 5
+    assert removed["utilization_classes"] == 5 * 2 and removed["tenant_classes"] == 5 * 3
+    assert store.class_model(5) is None and store.class_model(6) is not None and store.class_model().version == 7
+    assert store.margin_model(5) is None and store.margin_model().version == 7
+    assert store.prune_model_versions(2)["class_models"] == 0
+    with pytest.raises(ValueError):
+        store.prune_model_versions(0)
