@@ -67,7 +67,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         signal.signal(sig, lambda *_: stop.set())
     try:
         app = Harvester(settings)
-    except (StoreError, OSError) as exc:
+    except (StoreError, OSError, ValueError) as exc:  # ValueError: e.g. RMConfigError (Kerberos credentials)
         return _fail(EXIT_FAILURE, f"cannot start: {exc}")
     app.start()
     print(

@@ -116,9 +116,19 @@ def _store(settings: Settings) -> list[str]:
 
 def _extras(settings: Settings) -> list[str]:
     users = [k for k, auth in (("rm.auth", settings.rm.auth), ("hdfs.auth", settings.hdfs.auth)) if auth == "kerberos"]
-    if users and importlib.util.find_spec("requests_gssapi") is None:
+    if not users:
+        return []
+    if importlib.util.find_spec("requests_gssapi") is None:
         return [f"{users[0]}: kerberos needs the optional 'kerberos' extra (requests-gssapi): "
                 "pip install 'harvester[kerberos]'"]
+    from rm_client import RMConfigError
+    from rm_client.transport import spnego_auth
+
+    krb = settings.kerberos
+    try:  # the credentials serve would acquire (a keytab needs its KDC)
+        spnego_auth(krb.principal, str(krb.keytab) if krb.keytab else None)
+    except RMConfigError as exc:
+        return [f"{users[0]}: {exc}"]
     return []
 
 

@@ -78,6 +78,7 @@ class FakeNameNode:
         self.status_code = 200
         self.raw_body: bytes | None = None
         self.seen: list[str] = []
+        self.authorizations: list[str | None] = []  # the Authorization header of each request
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -86,6 +87,7 @@ class FakeNameNode:
             def do_GET(self) -> None:  # noqa: N802 (http.server API)
                 split = urlsplit(self.path)
                 qry = (parse_qs(split.query).get("qry") or [""])[0]
+                owner.authorizations.append(self.headers.get("Authorization"))
                 status, body = owner._answer(split.path, qry)
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json; charset=utf8")
