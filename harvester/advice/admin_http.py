@@ -64,6 +64,11 @@ class Request:
     headers: Mapping[str, str]
     body: bytes = b""
 
+    def header(self, name: str) -> str | None:
+        """A header's value by case-insensitive name (None when absent)."""
+        name = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == name), None)
+
 
 @dataclass(frozen=True)
 class Response:
@@ -212,11 +217,22 @@ class _Server(web.Server):
             self.metrics.set_admin_connections(len(self.open))
 
 
+def _new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's loop (libuv: about twice the requests per second of asyncio's own on this
+    workload, bench/admin_load.py) where it is installed, else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:  # not on every platform: asyncio's loop serves the same, slower
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
 @dataclass(frozen=True)
 class _Entry:
     handler: Route
     methods: tuple[str, ...]
     blocking: bool
+    is_async: bool  # a coroutine function: awaited on the loop (looked up once, not per request)
 
 
 class AdminServer:
@@ -251,7 +267,7 @@ class AdminServer:
             raise ValueError(f"route {path} registered twice")
         if not methods or any(m != m.upper() for m in methods):
             raise ValueError(f"route {path}: methods must be upper-case names, got {methods!r}")
-        self._routes[path] = _Entry(handler, tuple(methods), blocking)
+        self._routes[path] = _Entry(handler, tuple(methods), blocking, inspect.iscoroutinefunction(handler))
 
     # --- serving --------------------------------------------------------------------------
 
@@ -303,7 +319,7 @@ class AdminServer:
             body = got
         req = Request(method, path, parse_qs(request.query_string), dict(request.headers.items()), body)
         try:
-            if inspect.iscoroutinefunction(entry.handler):
+            if entry.is_async:
                 result: Any = await entry.handler(req)
             elif entry.blocking:
                 result = await asyncio.get_running_loop().run_in_executor(self._pool, entry.handler, req)
@@ -325,14 +341,16 @@ class AdminServer:
                          access_log=None)
         self._runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
-        await web.SockSite(self._runner, self._sock, ssl_context=self._ssl).start()
+        # asyncio re-listens on the socket with the site's backlog (default 128: 1,000 clients
+        # connecting at once would lose SYNs and retry after 1 s): pass ours again
+        await web.SockSite(self._runner, self._sock, ssl_context=self._ssl, backlog=lim.backlog).start()
 
     def start(self) -> None:
         ready = threading.Event()
         failed: list[BaseException] = []
 
         def run() -> None:
-            loop = asyncio.new_event_loop()
+            loop = _new_event_loop()
             self._loop = loop
             try:
                 loop.run_until_complete(self._start())

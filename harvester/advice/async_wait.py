@@ -3,10 +3,12 @@ long-polls: 2,000 open requests cost 2,000 small futures, not 2,000 threads).
 
 `AsyncItemWaiter(board, item)` registers ONE watcher on the state board (board/__init__.py
 `Board.watch`). A publication — from any loop thread — schedules, on the event loop, the
-resolution of one shared future that every current waiter awaits; each waiter then re-reads
-the item and returns when its predicate holds, when its timeout (wall-clock seconds, like
-`Board.wait`) runs out, or when the board is closed. A change between a waiter's read and its
-await cannot be missed: the wake-up runs on the loop, after the waiter has parked.
+resolution of every parked waiter's own future; each waiter then re-reads the item and returns
+when its predicate holds, when its timeout (wall-clock seconds, like `Board.wait`) runs out,
+or when the board is closed. A change between a waiter's read and its await cannot be missed:
+the wake-up runs on the loop, after the waiter has parked. One future per waiter (not one
+shared future awaited through `asyncio.wait`): removing each waiter's callback from a shared
+future with 2,000 callbacks costs O(n) apiece, O(n²) per publication.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class AsyncItemWaiter(Generic[T]):
         self._board = board
         self._item = item
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._future: asyncio.Future[None] | None = None
+        self._parked: set[asyncio.Future[None]] = set()
         self._unwatch: Callable[[], None] | None = None
 
     def _wake(self) -> None:  # any thread
@@ -39,15 +41,16 @@ class AsyncItemWaiter(Generic[T]):
                 pass
 
     def _fire(self) -> None:  # on the loop
-        future, self._future = self._future, None
-        if future is not None and not future.done():
-            future.set_result(None)
+        parked, self._parked = self._parked, set()
+        for future in parked:
+            if not future.done():
+                future.set_result(None)
 
     def _bind(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._unwatch is None:
             self._unwatch = self._board.watch(self._item, self._wake)
         if self._loop is not loop:
-            self._loop, self._future = loop, None
+            self._loop, self._parked = loop, set()
 
     async def wait(self, until: Callable[[T], bool], timeout_s: float) -> T:
         loop = asyncio.get_running_loop()
@@ -57,14 +60,23 @@ class AsyncItemWaiter(Generic[T]):
             value = self._board.get(self._item)
             if self._board.closed or until(value):
                 return value
-            remaining = deadline - loop.time()
-            if remaining <= 0:
+            if loop.time() >= deadline:
                 return value
-            if self._future is None:
-                self._future = loop.create_future()
-            await asyncio.wait((self._future,), timeout=remaining)
+            future: asyncio.Future[None] = loop.create_future()
+            self._parked.add(future)
+            timer = loop.call_at(deadline, _resolve, future)
+            try:
+                await future
+            finally:  # also when the request is cancelled (client gone)
+                timer.cancel()
+                self._parked.discard(future)
 
     def close(self) -> None:
         if self._unwatch is not None:
             self._unwatch()
             self._unwatch = None
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

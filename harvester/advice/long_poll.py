@@ -65,13 +65,6 @@ def etag(version: int) -> str:
     return f'"{version}"'
 
 
-def header(req: Request, name: str) -> str | None:
-    for k, v in req.headers.items():
-        if k.lower() == name.lower():
-            return v
-    return None
-
-
 def matches(if_none_match: str | None, version: int) -> bool:
     if if_none_match is None:
         return False
@@ -111,7 +104,7 @@ def long_poll_route(
         if not wait >= 0:  # NaN and negatives; +inf is capped below
             return Response.json(400, {"error": f"wait={raw!r}: expected seconds >= 0 (at most {max_wait_s:g} are used)"})
         wait = min(wait, max_wait_s)
-        inm = header(req, "If-None-Match")
+        inm = req.header("If-None-Match")
         doc = board.current()
         if doc is not None and not matches(inm, doc.version):
             return _document(doc)
