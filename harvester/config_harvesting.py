@@ -82,7 +82,7 @@ class PatternSettings(Section):
 
 class ClusteringSettings(Section):
     max_k: int = Field(8, ge=1, le=64, description="Largest number of k-means classes per pattern.")
-    seed: int = Field(0, ge=0, description="Seed of k-means and the silhouette sample.")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of k-means and the silhouette sample (scikit-learn takes 32-bit seeds).")
     n_init: int = Field(4, ge=1, le=50, description="k-means restarts.")
     silhouette_sample: int = Field(2000, ge=10, le=1_000_000, description="Tenants sampled to score a k.")
 

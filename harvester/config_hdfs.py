@@ -21,7 +21,7 @@ class ReimageDetectionSettings(Section):
     """The JMX heuristic of `harvester.models.reimage_detection` (docs/hdfs.md says its limits)."""
 
     enabled: bool = Field(True, description="Detect reimages from the NameNode's per-DataNode block counts.")
-    min_blocks: int = Field(100, ge=1, description="A DataNode must have held at least this many blocks before a reset counts.")
+    min_blocks: int = Field(100, ge=1, le=10**9, description="A DataNode must have held at least this many blocks before a reset counts.")
     reset_fraction: float = Field(0.05, gt=0, lt=1, description="Blocks now at most this fraction of before = a reset.")
     cluster_drop_fraction: float = Field(
         0.5, gt=0, lt=1, description="Skip the check when the cluster's TotalBlocks fell below this fraction (mass delete)."

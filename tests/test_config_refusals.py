@@ -9,12 +9,17 @@ import importlib.util
 import socket
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
+import annotated_types
 import pytest
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from harvester.cli import main
+from harvester.config import Settings
 
 OK_PORTS = "server:\n  grpc_listen: 127.0.0.1:0\n  admin_listen: 127.0.0.1:0\nembedded:\n  listen: 127.0.0.1:0\n"
 GOOD_TOKEN = "a-good-admin-token-0123456789"
@@ -202,3 +207,29 @@ def test_serve_refuses_what_check_refuses(tmp_path: Path, store: str) -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "server.admin_listen: 0.0.0.0 is not loopback" in proc.stderr
     assert proc.stderr.count("\n") == 1
+
+
+def _numeric(annotation: object) -> bool:
+    args = typing.get_args(annotation)
+    if annotation in (int, float):
+        return True
+    return bool(args) and any(a in (int, float) for a in args) and all(a in (int, float, type(None)) for a in args)
+
+
+def _numbers(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, FieldInfo]]:
+    for name, info in model.model_fields.items():
+        if _numeric(info.annotation):
+            yield prefix + name, info
+        for arg in (info.annotation, *typing.get_args(info.annotation)):
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                yield from _numbers(arg, f"{prefix}{name}.")
+
+
+def test_every_number_of_the_schema_has_both_bounds() -> None:
+    """Issue 15 build 5: finite, bounded ranges for every number (a typo like `window_days: 1e6`
+    must be refused, not allocated)."""
+    unbounded = [path for path, info in _numbers(Settings)
+                 if not (any(isinstance(m, annotated_types.Ge | annotated_types.Gt) for m in info.metadata)
+                         and any(isinstance(m, annotated_types.Le | annotated_types.Lt) for m in info.metadata))]
+    assert len(list(_numbers(Settings))) > 50  # the walk reaches every section
+    assert unbounded == []
