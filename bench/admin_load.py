@@ -144,6 +144,8 @@ class Conn:
     streams rather than aiohttp's: the 3,000 clients share the 2 cores with the server, and
     aiohttp's client costs several times the CPU per request of what it measures."""
 
+    sent = 0  # requests sent by every connection of this process (one round at a time)
+
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
 
@@ -153,6 +155,7 @@ class Conn:
 
     async def get(self, target: str, headers: str = "") -> tuple[int, dict[bytes, bytes], bytes, float]:
         """(status, lower-cased headers, body, wall time at which the answer's head arrived)."""
+        Conn.sent += 1
         self.writer.write(f"GET {target} HTTP/1.1\r\nHost: bench\r\n{headers}\r\n".encode())
         head = await self.reader.readuntil(b"\r\n\r\n")
         at = time.time()
@@ -230,6 +233,7 @@ async def load(base: str, clients: int, requests_each: int, long_polls: int, pub
         except (OSError, asyncio.IncompleteReadError, asyncio.TimeoutError, RuntimeError) as exc:
             errors.append(f"{type(exc).__name__}: {exc}"[:80])
 
+    Conn.sent = 0
     ready_count = [0]
     parked = asyncio.Event()
     try:
@@ -243,7 +247,7 @@ async def load(base: str, clients: int, requests_each: int, long_polls: int, pub
         for conn in conns:
             conn.close()
     return {"metric_lat": metric_lat, "wake_lat": wake_lat, "errors": errors, "scrape_wall_s": scrape_wall,
-            "first_lat": first_lat, "later_lat": later_lat}
+            "first_lat": first_lat, "later_lat": later_lat, "requests": Conn.sent}
 
 
 def one_run(args: argparse.Namespace, fds: int) -> dict[str, Any]:
@@ -302,6 +306,7 @@ def one_run(args: argparse.Namespace, fds: int) -> dict[str, Any]:
         # CPU seconds each side used during the load: with the wall time and the load average,
         # how much of the 2 shared cores the server actually got
         "load_wall_s": round(wall, 2), "server_cpu_s": round(server_cpu, 2), "client_cpu_s": round(client_cpu, 2),
+        "http_requests": out["requests"], "server_cpu_us_per_request": round(server_cpu / max(1, out["requests"]) * 1e6, 1),
         "load_average_1min_before": load0, "load_average_1min_after": os.getloadavg()[0],
     }
 
@@ -333,7 +338,7 @@ def main() -> int:
         print(f"round {r + 1}: /metrics p99 {f['metrics_p99_s']:.3f} s, long-poll wake p99 {f['long_poll_wake_p99_s']:.3f} s, "
               f"(connecting {f['metrics_connecting_p99_s']:.3f} s, keep-alive {f['metrics_keep_alive_p99_s']:.3f} s), "
               f"RSS +{f['rss_growth_mb']:.0f} MB, errors {f['errors']}, server CPU {f['server_cpu_s']:.1f} s in "
-              f"{f['load_wall_s']:.1f} s, load average {f['load_average_1min_before']:.2f}", flush=True)
+              f"{f['load_wall_s']:.1f} s ({f['server_cpu_us_per_request']:.0f} us per request), load average {f['load_average_1min_before']:.2f}", flush=True)
 
     expected = {"metrics_requests": args.clients * args.requests, "long_poll_wakes": args.long_polls * args.publishes}
     headline = {
