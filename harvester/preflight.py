@@ -69,10 +69,10 @@ def _exposure(settings: Settings, token: str | None) -> list[str]:
             problems.append(f"{key}: {host} is not loopback and the built-in emulator has no authentication "
                             "(set server.allow_insecure_remote: true to serve it anyway)")
             continue
-        missing = [what for what, ok in (("TLS (server.tls)", s.tls.enabled), ("an admin token (server.auth)", token))
+        missing = [what for what, ok in (("no TLS (server.tls)", s.tls.enabled), ("no admin token (server.auth)", token))
                    if not ok]
         if missing:
-            problems.append(f"{key}: {host} is not loopback and there is no {' and no '.join(missing)}; "
+            problems.append(f"{key}: {host} is not loopback and there is {' and '.join(missing)}; "
                             "configure them, or set server.allow_insecure_remote: true")
     return problems
 

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from harvester.config import Settings, load_settings
+from harvester.preflight import preflight
 
 from deploy_files import COMPOSE_SETTINGS, HADOOP_DIR, ROOT, Mount, Port
 
@@ -123,8 +124,14 @@ def test_published_hadoop_ports_are_the_ones_the_xml_configures(
 # --- the sidecar --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("relpath", ["deploy/harvester.yaml", "deploy/compose/harvester.yaml", "deploy/docker/harvester.yaml"])
-def test_settings_files_validate(relpath: str) -> None:
-    assert isinstance(load_settings(ROOT / relpath, environ={}), Settings)
+def test_settings_files_validate(relpath: str, tmp_path: Path) -> None:
+    """... and pass the preflight `serve` runs (the containers listen on 0.0.0.0: without their
+    explicit `allow_insecure_remote` the images would refuse to start). Not binding: the fixed
+    ports may be taken on a test machine; the store is put in a temporary folder."""
+    settings = load_settings(ROOT / relpath, environ={})
+    assert isinstance(settings, Settings)
+    settings = settings.model_copy(update={"store": settings.store.model_copy(update={"path": tmp_path / "h.db"})})
+    preflight(settings, bind=False, environ={})
 
 
 def test_sidecar_polls_the_resourcemanager_service(
