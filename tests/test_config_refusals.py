@@ -86,7 +86,7 @@ CASES = [
     ("server:\n  admin_listen: 0.0.0.0:0\n", "server.admin_listen: 0.0.0.0 is not loopback and there is no TLS"),
     ("embedded:\n  listen: 0.0.0.0:0\n", "embedded.listen: 0.0.0.0 is not loopback"),
     ("server:\n  grpc_listen: 192.0.2.7:50051\n  allow_insecure_remote: true\n",
-     "server.grpc_listen: cannot listen on 192.0.2.7:50051"),
+     "cannot listen on 192.0.2.7:50051 (server.grpc_listen)"),
     ("store:\n  path: {tmp}\n", "is a directory"),
     ("store:\n  path: {garbage}\n", "is not a SQLite database"),
     ("server:\n  grpc_listen: 127.0.0.1:1\n  grpc_listen: 127.0.0.1:2\n", "duplicate key 'grpc_listen' (first at line"),
@@ -168,7 +168,7 @@ def test_a_port_in_use_is_found_by_check(tmp_path: Path, store: str, capsys: pyt
         path = tmp_path / "h.yaml"
         path.write_text(OK_PORTS.replace("admin_listen: 127.0.0.1:0", f"admin_listen: 127.0.0.1:{port}") + store)
         code, err = _check(path, capsys)
-    assert code == 2 and f"server.admin_listen: cannot listen on 127.0.0.1:{port}: in use" in err
+    assert code == 2 and f"127.0.0.1:{port} is already in use (server.admin_listen)" in err
 
 
 @pytest.fixture()

@@ -9,9 +9,10 @@ the loop goes on — one bad RM answer must not stop harvesting. Tests call `run
 `SimClock` instead of starting the thread.
 
 Failures are quiet and patient (issue 15: 20 failed polls wrote 40 tracebacks):
-- ONE log line per failure cause (a cause = exception type + message with numbers masked):
-  the first occurrence is logged (a traceback only for an unexpected exception, once), repeats
-  are counted and logged again at the 10th, 100th, 1000th ...; recovery is one line;
+- every failed tick is logged with its exception as an ARGUMENT (no traceback) when a
+  dependency failed, with its traceback when it is a bug of ours; the log handler's
+  `RepeatFilter` (observability/logs.py, the one place that folds repeats) shows one line per
+  cause with a repeat count and tells a network failure plainly; recovery is one line;
 - with `backoff_max_s` (loops that call a remote service: telemetry, hdfs-poll), consecutive
   failures stretch the wait to uniform(interval, min(backoff_max_s, interval × 2^failures))
   (exponential back-off with jitter, so many sidecars do not hammer a recovering RM at once).
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import random
-import re
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -79,13 +79,6 @@ def dependency_of(exc: BaseException) -> str | None:
     if isinstance(exc, sqlite3.Error) or type(exc).__name__ == "StoreError":
         return "store"
     return None
-
-
-_NUMBER = re.compile(r"\d+(\.\d+)?")
-
-
-def _cause(error: str) -> str:
-    return _NUMBER.sub("#", error)[:300]
 
 
 class ControlLoop:
@@ -157,20 +150,13 @@ class ControlLoop:
         return result
 
     def _log_failure(self, exc: Exception, error: str, dependency: str | None) -> None:
-        """One line per cause; repeats counted and logged at 10, 100, 1000 ... (module docstring)."""
-        cause = _cause(error)
+        """One record per failed tick; repeats are folded by the handler (module docstring)."""
         extra = {"loop": self.name, "dependency": dependency or "internal"}
-        if cause != self._cause:
-            self._cause, self._repeats = cause, 1
-            if dependency is None:  # a bug of our own: its traceback once
-                log.error("loop %s: tick failed: %s", self.name, error, exc_info=exc, extra=extra)
-            else:
-                log.warning("loop %s: tick failed (%s): %s", self.name, dependency, error, extra=extra)
-            return
-        self._repeats += 1
-        if self._repeats >= 10 and str(self._repeats).strip("0") == "1":
-            log.warning("loop %s: tick still failing (%s, %d times in a row): %s", self.name, dependency or "internal",
-                        self._repeats, error, extra=extra)
+        self._cause, self._repeats = error, self._repeats + 1
+        if dependency is None:  # a bug of our own: its traceback (once per cause, by the filter)
+            log.error("loop %s: tick failed: %s", self.name, error, exc_info=exc, extra=extra)
+        else:
+            log.warning("loop %s: tick failed (%s): %s", self.name, dependency, exc, extra=extra)
 
     def next_wait_s(self) -> float:
         """The wait before the next tick: the interval, stretched while failing (backoff_max_s)."""

@@ -114,23 +114,22 @@ def test_a_read_only_store_is_refused_by_check_and_serve(immutable_store: Path, 
         assert proc.stderr.count("\n") == 1
 
 
-def test_a_read_only_store_at_run_time_is_one_line_and_a_clear_not_ready(immutable_store: Path, tmp_path: Path,
-                                                                         caplog: pytest.LogCaptureFixture) -> None:
+def test_a_read_only_store_at_run_time_is_one_line_and_a_clear_not_ready(immutable_store: Path, tmp_path: Path) -> None:
     from emu_cluster import EmuCluster
+    from shown_log import shown_log
 
-    with EmuCluster() as cluster:
+    with EmuCluster() as cluster, shown_log() as shown:
         store = SqliteHistoryStore(immutable_store)  # opens read-only: the file cannot be written
         app = _app(tmp_path, {"rm": {"urls": [cluster.url]}}, store=store)
         app.start(run_loops=False)
         try:
-            caplog.set_level(logging.DEBUG, logger="harvester")
             for _ in range(5):
                 assert app.loop("telemetry").run_once() is None
             code, ready = _get(f"{app.admin.url}/readyz")
             assert code == 503 and ready["failing"] == ["store"]
             assert "attempt to write a readonly database" in ready["dependencies"]["store"]["last_error"]
-            lines = [r for r in caplog.records if r.name == "harvester.loop.runner"]
-            assert len(lines) == 1 and lines[0].exc_info is None and "(store)" in lines[0].getMessage()
+            lines = [line for line in shown.getvalue().splitlines() if "harvester.loop.runner" in line]
+            assert len(lines) == 1 and "(store)" in lines[0] and "Traceback" not in shown.getvalue(), lines
         finally:
             app.stop()
 
