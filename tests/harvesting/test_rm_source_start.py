@@ -55,7 +55,7 @@ def test_rm_unreachable_starts_not_ready_and_logs_one_line_per_cause(tmp_path: P
             assert proc.poll() is None, f"the sidecar exited: {proc.stderr.read() if proc.stderr else ''}"
             time.sleep(0.1)
         assert ready[0] == 503, ready
-        assert any(p.startswith("loop telemetry: ") for p in ready[1]["problems"]), ready
+        assert any(p.startswith("rm: loop telemetry: ") for p in ready[1]["problems"]), ready  # the dependency first (issue 15)
         time.sleep(1.0)  # about five more failed polls
         assert proc.poll() is None, "still running, not ready"
         proc.send_signal(signal.SIGTERM)
