@@ -12,7 +12,9 @@ settings file's `server.admin_listen` (`--config`; none = the embedded default's
 - `override JOB --deadline-s S [--earliest-s S] [--period-s S] [--skyline-scale X]`: replace
   inferred values (the others keep following the inference);
 - `reject JOB [--reason TEXT]`: no reservation for it; `reset JOB`: follow the inference again.
-`--by` names who decided (kept in the history). `--json` prints the documents.
+`--by` names who decided (kept in the history). `--json` prints the documents. The sign-offs are
+admin writes: the bearer token comes from `--token-file`, `$HARVESTER_ADMIN_TOKEN` or
+`server.auth.token_file` (docs/security.md).
 Exit 0 ok, 1 the sidecar refused or is unreachable (the reason on stderr), 2 bad settings.
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+from pathlib import Path
 from typing import Any
 
 from harvester.cli_common import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, admin_base, fail
@@ -91,10 +94,12 @@ def render_show(j: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _request(method: str, url: str, body: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+def _request(method: str, url: str, body: dict[str, Any] | None = None,
+             token: str | None = None) -> tuple[int, dict[str, Any]]:
     import requests
 
-    resp = requests.request(method, url, json=body, timeout=30)
+    resp = requests.request(method, url, json=body, timeout=30,
+                            headers={"Authorization": f"Bearer {token}"} if token else None)
     try:
         doc = resp.json()
     except ValueError:
@@ -115,24 +120,26 @@ def _command_body(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_slo(args: argparse.Namespace) -> int:
+    from harvester.admin_token import TokenError, read_admin_token
     from harvester.config import ConfigError, load_settings
 
     try:
         settings = load_settings(args.config)
-    except ConfigError as exc:
+        token = read_admin_token(args.token_file or settings.server.auth.token_file)  # sign-offs are admin writes
+    except (ConfigError, TokenError) as exc:
         return fail(EXIT_CONFIG, f"config error: {exc}")
     base = admin_base(args.admin, settings.server.admin_listen) + "/v1/morpheus"
     if args.action in ("show", *COMMANDS) and not args.job:
         return fail(EXIT_CONFIG, f"slo {args.action} needs a JOB")
     try:
         if args.action == "list":
-            status, doc = _request("GET", f"{base}/slos")
+            status, doc = _request("GET", f"{base}/slos", token=token)
         elif args.action == "show":
             import urllib.parse
 
-            status, doc = _request("GET", f"{base}/slo?job={urllib.parse.quote(args.job)}")
+            status, doc = _request("GET", f"{base}/slo?job={urllib.parse.quote(args.job)}", token=token)
         else:
-            status, doc = _request("POST", f"{base}/slo/{args.action}", _command_body(args))
+            status, doc = _request("POST", f"{base}/slo/{args.action}", _command_body(args), token=token)
     except OSError as exc:  # requests' connection errors are OSErrors
         return fail(EXIT_FAILURE, f"cannot reach the running sidecar at {base}: {exc}")
     if status == 404 and args.action == "list":
@@ -156,6 +163,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("job", nargs="?", default=None, help="the recurring job (show, accept, override, reject, reset)")
     p.add_argument("--config", default=None, help="settings file naming the admin address (default: the embedded default)")
     p.add_argument("--admin", default=None, help="the running sidecar's admin API, e.g. http://127.0.0.1:9464")
+    p.add_argument("--token-file", type=Path, default=None, help="file holding the admin bearer token for accept/override/"
+                                                                 "reject/reset (default: $HARVESTER_ADMIN_TOKEN, else "
+                                                                 "server.auth.token_file)")
     p.add_argument("--by", default=None, help="who decides (kept in the sign-off history)")
     p.add_argument("--note", default=None, help="accept / override: a note kept in the history")
     p.add_argument("--reason", default=None, help="reject: why")

@@ -15,15 +15,12 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from harvester.config_base import MAX_PERIOD_S, Section as _Section  # no .inf/nan, unknown keys refused
 from harvester.decisions.reservation_packing import PackingParams
 from harvester.models.skyline import SkylineParams
 from harvester.models.slo_inference import SloParams
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class NameRule(_Section):
@@ -52,7 +49,7 @@ DEFAULT_NAME_RULES = (
 
 class HistorySettings(_Section):
     poll_interval_s: float = Field(20.0, gt=0, le=60, description="How often the jobs loop polls the RM's apps when Morpheus is on (the skyline is sampled then; at most one step apart).")
-    window_days: float = Field(30.0, gt=0, description="Runs and provenance older than this are not used by the fits (and are pruned after store.retention_days).")
+    window_days: float = Field(30.0, gt=0, le=3650, description="Runs and provenance older than this are not used by the fits (and are pruned after store.retention_days).")
     name_rules: list[NameRule] = Field(default_factory=lambda: list(DEFAULT_NAME_RULES), description="Rules that turn an application name into its recurring job's name, applied in order.")
     min_coverage: float = Field(0.8, gt=0, le=1, description="A run's skyline is fitted only when the polls cover at least this fraction of its execution.")
 
@@ -61,8 +58,8 @@ class ProvenanceSettings(_Section):
     audit_log: Path | None = Field(None, description="NameNode audit log file to tail (hdfs-audit.log; needs hadoop.caller.context.enabled); null = none.")
     audit_log_tz: str = Field("UTC", description="Time zone of the audit log's timestamps (the NameNode's log4j local time), e.g. Europe/Berlin.")
     jsonl: Path | None = Field(None, description="Provenance JSONL file to tail (docs/morpheus.md 'Provenance JSONL'); null = none.")
-    poll_interval_s: float = Field(60.0, gt=0, description="How often the files are read from their persisted offsets.")
-    max_lines_per_poll: int = Field(200_000, ge=1000, description="At most this many lines are ingested per file and poll (the rest next poll).")
+    poll_interval_s: float = Field(60.0, gt=0, le=86400, description="How often the files are read from their persisted offsets.")
+    max_lines_per_poll: int = Field(200_000, ge=1000, le=10_000_000, description="At most this many lines are ingested per file and poll (the rest next poll).")
     private_prefixes: list[str] = Field(default_factory=list, description="Path prefixes that are job plumbing, not dataflow (besides _temporary, staging and ids).")
 
     @field_validator("audit_log_tz")
@@ -78,47 +75,47 @@ class ProvenanceSettings(_Section):
 
 
 class SloSettings(_Section):
-    refit_interval_s: float = Field(3600.0, gt=0, description="How often SLOs and skylines are refitted from history (§3: a slow time scale).")
+    refit_interval_s: float = Field(3600.0, gt=0, le=MAX_PERIOD_S, description="How often SLOs and skylines are refitted from history (§3: a slow time scale).")
     require_sign_off: bool = Field(False, description="true: only accepted or overridden SLOs get reservations; false: every actionable proposal does, until rejected (§3).")
-    min_periods: int = Field(SloParams.min_periods, ge=2, description="Periods with an output read needed for an actionable deadline.")
-    max_gap_cv: float = Field(SloParams.max_gap_cv, gt=0, description="Submissions are periodic when MAD/median of their gaps is at most this.")
+    min_periods: int = Field(SloParams.min_periods, ge=2, le=10_000, description="Periods with an output read needed for an actionable deadline.")
+    max_gap_cv: float = Field(SloParams.max_gap_cv, gt=0, le=100, description="Submissions are periodic when MAD/median of their gaps is at most this.")
     snap_tolerance: float = Field(SloParams.snap_tolerance, ge=0, lt=0.5, description="Relative distance to a divisor of the day that snaps the period to it.")
-    max_cv: float = Field(SloParams.max_cv, gt=0, description="Actionable only when CV(T_outRead) = MAD/median is at most this (§4).")
-    min_slack_ratio: float = Field(SloParams.min_slack_ratio, ge=0, description="Actionable only when median (T_outRead − T_end)/(T_end − T_start) is at least this (§4).")
+    max_cv: float = Field(SloParams.max_cv, gt=0, le=100, description="Actionable only when CV(T_outRead) = MAD/median is at most this (§4).")
+    min_slack_ratio: float = Field(SloParams.min_slack_ratio, ge=0, le=1000, description="Actionable only when median (T_outRead − T_end)/(T_end − T_start) is at least this (§4).")
     start_percentile: float = Field(SloParams.start_percentile, ge=0, le=100, description="a_j = this percentile of T_inAvail (§4: 95).")
     deadline_percentile: float = Field(SloParams.deadline_percentile, ge=0, le=100, description="d_j = this percentile of T_outRead (§4: 50).")
-    late_fraction: float = Field(SloParams.late_fraction, ge=0, description="A start later than the median by more than this × P is reported late.")
-    problematic_cv: float = Field(SloParams.problematic_cv, gt=0, description="Jobs whose CV of T_start − T_inAvail or T_outRead − T_end exceeds this get LowCost's alignment penalty (§7).")
-    grid_origin_s: float = Field(SloParams.grid_origin_s, description="Epoch seconds of a period boundary (0 = UTC midnight, as the RM aligns recurring reservations).")
+    late_fraction: float = Field(SloParams.late_fraction, ge=0, le=100, description="A start later than the median by more than this × P is reported late.")
+    problematic_cv: float = Field(SloParams.problematic_cv, gt=0, le=100, description="Jobs whose CV of T_start − T_inAvail or T_outRead − T_end exceeds this get LowCost's alignment penalty (§7).")
+    grid_origin_s: float = Field(SloParams.grid_origin_s, ge=-1e10, le=1e10, description="Epoch seconds of a period boundary (0 = UTC midnight, as the RM aligns recurring reservations).")
 
 
 class SkylineSettings(_Section):
     alpha: float = Field(SkylineParams.alpha, ge=0, le=1, description="Weight of over- against under-allocation (§5; §9.1's best balance is 0.01).")
-    beta_fraction: float = Field(SkylineParams.beta_fraction, ge=0, description="β = this × V, V the optimum without the regularization term (§5: 0.1).")
-    min_runs: int = Field(SkylineParams.min_runs, ge=1, description="Fewest runs with a usable skyline to fit one.")
-    max_runs: int = Field(30, ge=1, description="The most recent this many runs are fitted.")
-    time_limit_s: float = Field(SkylineParams.time_limit_s, gt=0, description="HiGHS time budget per resource and fit.")
+    beta_fraction: float = Field(SkylineParams.beta_fraction, ge=0, le=100, description="β = this × V, V the optimum without the regularization term (§5: 0.1).")
+    min_runs: int = Field(SkylineParams.min_runs, ge=1, le=10_000, description="Fewest runs with a usable skyline to fit one.")
+    max_runs: int = Field(30, ge=1, le=10_000, description="The most recent this many runs are fitted.")
+    time_limit_s: float = Field(SkylineParams.time_limit_s, gt=0, le=3600, description="HiGHS time budget per resource and fit.")
 
 
 class PlanSettings(_Section):
-    container_memory_mb: int = Field(1024, ge=1, description="The container a skyline is counted in (stages are whole containers of this size).")
-    container_vcores: int = Field(1, ge=1, description="Vcores of that container.")
+    container_memory_mb: int = Field(1024, ge=1, le=16 * 1024 * 1024, description="The container a skyline is counted in (stages are whole containers of this size).")
+    container_vcores: int = Field(1, ge=1, le=100_000, description="Vcores of that container.")
     capacity_fraction: float = Field(1.0, gt=0, le=1, description="Share of the plan queue's resources LowCost may plan (the rest stays for DRA and ad-hoc work).")
-    gang: int = Field(1, ge=1, description="Minimum parallelism of a stage; 1 lets LowCost stretch stages over time (§5).")
-    end_points: int = Field(PackingParams.end_points, ge=1, description="End points LowCost tries per job (§6).")
-    alignment_weight: float = Field(PackingParams.alignment_weight, ge=0, description="§7's alignment penalty for problematic jobs, in cost units at the window's edge.")
+    gang: int = Field(1, ge=1, le=100_000, description="Minimum parallelism of a stage; 1 lets LowCost stretch stages over time (§5).")
+    end_points: int = Field(PackingParams.end_points, ge=1, le=10_000, description="End points LowCost tries per job (§6).")
+    alignment_weight: float = Field(PackingParams.alignment_weight, ge=0, le=1e9, description="§7's alignment penalty for problematic jobs, in cost units at the window's edge.")
 
 
 class ReservationSettings(_Section):
     mode: Literal["one_off", "recurring"] = Field("one_off", description="one_off: one reservation per period, renewed ahead (3.3.6 gives a recurring one capacity in its first period only); recurring: one recurrence-expression reservation per job (RMs without that defect).")
-    control_period_s: float = Field(5.0, gt=0, description="Reservation loop period: reconcile with the RM's list, renew, DRA, nudges.")
-    renew_lead_s: float = Field(600.0, gt=0, description="A period's one-off reservation is submitted this long before its window opens.")
-    min_lead_s: float = Field(5.0, ge=0, description="A window opening sooner than this is not submitted any more (its arrival must still be ahead when the RM plans it).")
+    control_period_s: float = Field(5.0, gt=0, le=3600, description="Reservation loop period: reconcile with the RM's list, renew, DRA, nudges.")
+    renew_lead_s: float = Field(600.0, gt=0, le=MAX_PERIOD_S, description="A period's one-off reservation is submitted this long before its window opens.")
+    min_lead_s: float = Field(5.0, ge=0, le=86400, description="A window opening sooner than this is not submitted any more (its arrival must still be ahead when the RM plans it).")
     name_prefix: str = Field("harvester-morpheus", min_length=1, description="reservation-name prefix that marks Harvester's reservations (adopted after a restart, cleaned up when no longer planned; others are never touched).")
-    confirm_grace_s: float = Field(60.0, gt=0, description="A submitted reservation the RM does not list after this is LOST.")
-    delete_ended_after_s: float = Field(300.0, ge=0, description="An ended one-off reservation is deleted from the RM's list this long after its window.")
+    confirm_grace_s: float = Field(60.0, gt=0, le=86400, description="A submitted reservation the RM does not list after this is LOST.")
+    delete_ended_after_s: float = Field(300.0, ge=0, le=MAX_PERIOD_S, description="An ended one-off reservation is deleted from the RM's list this long after its window.")
     correct_drift: bool = Field(True, description="A reservation the RM lists with another definition than ours is updated back to ours (false: only reported).")
-    action_stale_after_s: float = Field(30.0, gt=0, description="A reservation action whose data is older than this when it is about to be sent is dropped (decided again next tick).")
+    action_stale_after_s: float = Field(30.0, gt=0, le=3600, description="A reservation action whose data is older than this when it is about to be sent is dropped (decided again next tick).")
 
 
 class NudgeSettings(_Section):
@@ -128,17 +125,17 @@ class NudgeSettings(_Section):
 
 class DraSettings(_Section):
     enabled: bool = Field(True, description="Dynamic reprovisioning (§7) of running jobs whose demand exceeds their skyline (one_off mode only).")
-    rho: float = Field(2.0, ge=1, description="Grant at most rho × the largest skyline allocation of the recent window (§7: 2).")
-    recent_window_s: float = Field(120.0, gt=0, description="The recent window of §7 (2 minutes).")
-    grant_s: float = Field(60.0, gt=0, description="A grant lasts this long, then DRA looks again (§7: T = 1 minute).")
+    rho: float = Field(2.0, ge=1, le=100, description="Grant at most rho × the largest skyline allocation of the recent window (§7: 2).")
+    recent_window_s: float = Field(120.0, gt=0, le=86400, description="The recent window of §7 (2 minutes).")
+    grant_s: float = Field(60.0, gt=0, le=86400, description="A grant lasts this long, then DRA looks again (§7: T = 1 minute).")
 
 
 class MorpheusSettings(_Section):
     enabled: bool | None = Field(None, description="Run Morpheus: null = on for the embedded emulator, off for a real RM.")
     actuate: bool = Field(True, description="Submit, update and delete reservations and nudge nodes; false = plan and publish only (a dry run).")
     queue: str = Field("root.default", description="The reservable (plan) queue, full path.")
-    step_s: float = Field(60.0, gt=0, description="Skyline and plan step (s); the plan covers lcm_s in these steps.")
-    lcm_s: int = Field(86_400, gt=0, description="The plan's length (§6: the LCM of the periods, one day); periods must divide it.")
+    step_s: float = Field(60.0, gt=0, le=86400, description="Skyline and plan step (s); the plan covers lcm_s in these steps.")
+    lcm_s: int = Field(86_400, gt=0, le=int(MAX_PERIOD_S), description="The plan's length (§6: the LCM of the periods, one day); periods must divide it.")
     history: HistorySettings = Field(default_factory=HistorySettings, description="Job runs and their skylines from the RM.")
     provenance: ProvenanceSettings = Field(default_factory=ProvenanceSettings, description="Provenance inputs of the SLO inference.")
     slo: SloSettings = Field(default_factory=SloSettings, description="SLO inference (§4) and sign-off.")

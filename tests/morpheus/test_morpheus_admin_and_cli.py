@@ -13,7 +13,7 @@ import pytest
 
 from harvester.cli import main
 
-from morpheus_rig import JOB, Rig
+from morpheus_rig import ADMIN_TOKEN, JOB, Rig
 
 
 @pytest.fixture()
@@ -28,7 +28,8 @@ def rig() -> Iterator[Rig]:
 
 def call(rig: Rig, path: str, body: Any = None, method: str | None = None) -> tuple[int, Any]:
     data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-    req = urllib.request.Request(f"http://{rig.app.admin.address}{path}", data=data, method=method or ("POST" if data else "GET"))
+    req = urllib.request.Request(f"http://{rig.app.admin.address}{path}", data=data, method=method or ("POST" if data else "GET"),
+                                 headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
     try:
         with urllib.request.urlopen(req, timeout=5) as r:
             return r.status, json.loads(r.read())
@@ -37,7 +38,7 @@ def call(rig: Rig, path: str, body: Any = None, method: str | None = None) -> tu
 
 
 def cli(capsys: pytest.CaptureFixture[str], rig: Rig, *args: str) -> tuple[int, str, str]:
-    code = main(["slo", *args, "--admin", f"http://{rig.app.admin.address}"])
+    code = main(["slo", *args, "--admin", f"http://{rig.app.admin.address}", "--token-file", str(rig.token_file)])
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -104,6 +105,18 @@ def test_accept_override_reject_through_the_cli(rig: Rig, capsys: pytest.Capture
     assert not ours & {r["reservation_id"] for r in doc["reservations"] if r["state"] == "DELETED"}, "gone from the RM"
     code, out, _ = cli(capsys, rig, "reset", JOB.name)
     assert code == 0 and "PROPOSED" in out
+
+
+def test_sign_offs_need_the_admin_token(rig: Rig, capsys: pytest.CaptureFixture[str]) -> None:
+    """Sign-offs change what is reserved in the RM: admin writes (issue 15, docs/security.md)."""
+    req = urllib.request.Request(f"http://{rig.app.admin.address}/v1/morpheus/slo/accept",
+                                 data=json.dumps({"job": JOB.name}).encode(), method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(req, timeout=5)
+    assert refused.value.code == 401
+    code = main(["slo", "accept", JOB.name, "--admin", f"http://{rig.app.admin.address}"])
+    assert code == 1 and "HTTP 401" in capsys.readouterr().err
+    assert call(rig, "/v1/morpheus/slos")[1]["jobs"][0]["contract"]["state"] == "PROPOSED"  # nothing changed
 
 
 def test_cli_errors(rig: Rig, capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,7 +5,10 @@ admin-route, CLI and gRPC tests."""
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -18,6 +21,8 @@ from emu_cluster import EmuCluster
 
 JOB = RecurringJob("it-etl", 300.0, 30.0, 2, 120.0, 10.0, 270.0)  # 5-minute period: window [60 s, 240 s)
 PERIOD = 300.0
+#: The admin bearer token of the rig's sidecar (sign-offs are admin writes, docs/security.md).
+ADMIN_TOKEN = "morpheus-rig-admin-token-0123456789"
 
 
 def emulator_settings(url: str, **sections: Any) -> Settings:
@@ -39,8 +44,15 @@ def emulator_settings(url: str, **sections: Any) -> Settings:
 class Rig:
     def __init__(self, mode: str = "one_off", **morpheus: Any) -> None:
         self.cluster = EmuCluster(start=1_795_430_000.0 + 20.0)
-        settings = emulator_settings(self.cluster.url, morpheus={
-            "enabled": True, "reservations": {"mode": mode, "renew_lead_s": 120, "control_period_s": 5}, **morpheus})
+        self._dir = Path(tempfile.mkdtemp(prefix="morpheus-rig-"))
+        self.token_file = self._dir / "admin.token"
+        self.token_file.write_text(ADMIN_TOKEN + "\n")
+        settings = emulator_settings(
+            self.cluster.url,
+            server={"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2,
+                    "auth": {"token_file": str(self.token_file)}},
+            morpheus={"enabled": True, "reservations": {"mode": mode, "renew_lead_s": 120, "control_period_s": 5},
+                      **morpheus})
         self.app = Harvester(settings, clock=self.cluster.clock, registry=CollectorRegistry())
         runs, accesses = recurring_history(self.cluster.clock.now(), jobs=(JOB,), origin="rm")
         self.app.store.append_job_runs(runs)
@@ -69,3 +81,4 @@ class Rig:
     def close(self) -> None:
         self.app.stop()
         self.cluster.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
