@@ -13,8 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from harvester.config_base import MAX_PERIOD_S, Section as _Section  # no .inf/nan, unknown keys refused
 from harvester.config_morpheus import MorpheusSettings
 from harvester.decisions.deadline_control import DeadlineParams
 from harvester.decisions.deadline_utility import DeadlineUtility
@@ -22,18 +23,14 @@ from harvester.decisions.deadline_utility import DeadlineUtility
 _D = DeadlineParams()
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 class UtilitySettings(_Section):
     """A deadline job's utility (decisions/deadline_utility.py), in seconds from its submission."""
 
-    deadline_s: float = Field(gt=0, description="The deadline, seconds after the job's app was submitted (its startedTime).")
-    hard_deadline_s: float | None = Field(None, gt=0, description="Where the soft penalty turns into the hard one; null = the deadline is hard.")
-    value: float = Field(1.0, description="Utility of finishing by the deadline.")
-    soft_penalty_per_s: float = Field(0.0, ge=0, description="Utility lost per second late, until the hard deadline.")
-    hard_penalty: float = Field(1.0, ge=0, description="Utility is −hard_penalty after the hard deadline.")
+    deadline_s: float = Field(gt=0, le=MAX_PERIOD_S, description="The deadline, seconds after the job's app was submitted (its startedTime).")
+    hard_deadline_s: float | None = Field(None, gt=0, le=MAX_PERIOD_S, description="Where the soft penalty turns into the hard one; null = the deadline is hard.")
+    value: float = Field(1.0, ge=-1e9, le=1e9, description="Utility of finishing by the deadline.")
+    soft_penalty_per_s: float = Field(0.0, ge=0, le=1e9, description="Utility lost per second late, until the hard deadline.")
+    hard_penalty: float = Field(1.0, ge=0, le=1e9, description="Utility is −hard_penalty after the hard deadline.")
 
     @model_validator(mode="after")
     def _valid(self) -> UtilitySettings:
@@ -53,8 +50,8 @@ class JockeyJob(UtilitySettings):
     predictor: Literal["ctable", "amdahl"] = Field("ctable", description="ctable: C(p, a) from simulated runs (§4.1); amdahl: S + P/a (§4.1's alternative).")
     reservation_name: str | None = Field(None, description="reservation-name of the job's reservation when Morpheus did not make it; null = the open reservation Morpheus named for this job.")
     stage_priorities: dict[str, list[int]] | None = Field(None, description="Container priorities of each stage (the AM's asks); null = MapReduce's (map 20/19/5, reduce 10) for stages named map/reduce, or every worker for a one-stage job.")
-    min_allocation: int = Field(1, ge=1, description="Fewest containers Jockey reserves while the job runs.")
-    max_allocation: int | None = Field(None, ge=1, description="Most containers Jockey reserves; null = the job's widest DAG level.")
+    min_allocation: int = Field(1, ge=1, le=1_000_000, description="Fewest containers Jockey reserves while the job runs.")
+    max_allocation: int | None = Field(None, ge=1, le=1_000_000, description="Most containers Jockey reserves; null = the job's widest DAG level.")
 
 
     @field_validator("table")
@@ -76,20 +73,20 @@ class JockeySettings(_Section):
     enabled: bool | None = Field(None, description="Run Jockey's control loop for the jobs below: null = on for the embedded emulator (with its demo deadline job when no job is given), off for a real RM.")
     actuate: bool = Field(True, description="Update the jobs' reservations; false = decide and publish only (a dry run).")
     queue: str = Field("root.default", description="The reservable (plan) queue holding the jobs' reservations, full path.")
-    control_period_s: float = Field(30.0, gt=0, description="Control period: progress, decision, reservation update (§4.3).")
+    control_period_s: float = Field(30.0, gt=0, le=3600, description="Control period: progress, decision, reservation update (§4.3).")
     update_lead_s: float = Field(2.0, ge=0, le=60, description="A resize takes effect this long after the decision, rounded up to a whole second (the plan follower's step), so the update reaches the RM before its stage starts.")
-    min_update_interval_s: float = Field(0.0, ge=0, description="At most one reservation update per job this often (a cool-down on top of the decision's hysteresis); 0 = every period.")
-    action_stale_after_s: float = Field(30.0, gt=0, description="An update whose data is older than this when it is about to be sent is dropped (decided again next period).")
+    min_update_interval_s: float = Field(0.0, ge=0, le=86400, description="At most one reservation update per job this often (a cool-down on top of the decision's hysteresis); 0 = every period.")
+    action_stale_after_s: float = Field(30.0, gt=0, le=3600, description="An update whose data is older than this when it is about to be sent is dropped (decided again next period).")
     quantile: float = Field(_D.quantile, gt=0, le=1, description="Quantile of C(p, a) used as the remaining time.")
-    slack: float = Field(_D.slack, ge=1, description="Multiplies the predicted remaining time (model error).")
-    early_slack: float = Field(_D.early_slack, ge=0, description="Extra slack at progress 0, fading to 0 at the end (the paper's early over-allocation).")
+    slack: float = Field(_D.slack, ge=1, le=100, description="Multiplies the predicted remaining time (model error).")
+    early_slack: float = Field(_D.early_slack, ge=0, le=100, description="Extra slack at progress 0, fading to 0 at the end (the paper's early over-allocation).")
     dead_zone: float = Field(_D.dead_zone, ge=0, lt=1, description="No lowering while the current allocation finishes within this fraction of the deadline before it.")
     lower_fraction: float = Field(_D.lower_fraction, gt=0, le=1, description="Share of the gap to the target released per period (hysteresis).")
-    knee_tolerance: float = Field(_D.knee_tolerance, ge=0, description="Cap at the smallest allocation whose remaining time is within this fraction of the shortest.")
+    knee_tolerance: float = Field(_D.knee_tolerance, ge=0, le=100, description="Cap at the smallest allocation whose remaining time is within this fraction of the shortest.")
     cap_to_demand: bool = Field(_D.cap_to_demand, description="Never reserve more containers than the job can use soon (running + ready + next-wave tasks).")
     levels: int = Field(40, ge=2, le=200, description="Allocation levels of C(p, a) (geometric from 1 to max_allocation).")
-    runs_per_level: int = Field(100, ge=10, description="Simulated runs per level for C(p, a).")
-    seed: int = Field(0, description="Seed of the C(p, a) simulations.")
+    runs_per_level: int = Field(100, ge=10, le=100_000, description="Simulated runs per level for C(p, a).")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed of the C(p, a) simulations.")
     jobs: dict[str, JockeyJob] = Field(default_factory=dict, description="Deadline jobs by recurring name (the app name after morpheus.history.name_rules).")
 
     @field_validator("queue")

@@ -25,7 +25,7 @@ from harvester.emulator.records import MR_TASK_STARTUP_S, AmKind, App, AppSpec
 from rm_client import Interpreter, ReservationDefinition, ReservationRequest, Resource
 
 from emu_cluster import EmuCluster
-from morpheus_rig import Rig, emulator_settings
+from morpheus_rig import ADMIN_TOKEN, Rig, emulator_settings
 
 JOB = "nightly-sort"
 MAPS = 12
@@ -52,7 +52,11 @@ class JockeyRig(Rig):
         job: dict[str, Any] = {"runs": str(runs), "table": str(tmp / f"{name}.npz"), "deadline_s": deadline_s}
         if reservation_name:
             job["reservation_name"] = reservation_name
-        settings = emulator_settings(self.cluster.url, morpheus=morpheus or {"enabled": False}, jockey={
+        self.token_file = tmp / "admin.token"  # deadline changes are admin writes (docs/security.md)
+        self.token_file.write_text(ADMIN_TOKEN + "\n")
+        server = {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2,
+                  "auth": {"token_file": str(self.token_file)}}
+        settings = emulator_settings(self.cluster.url, server=server, morpheus=morpheus or {"enabled": False}, jockey={
             "enabled": True, "control_period_s": 5, "runs_per_level": 50, "jobs": {name: job}, **(jockey or {})})
         self.app = Harvester(settings, clock=self.cluster.clock, registry=CollectorRegistry())
         if history is not None:  # Morpheus's recurring job: its past runs and provenance (tests/support/morpheus_rig.py)
@@ -86,7 +90,8 @@ class JockeyRig(Rig):
     def admin(self, path: str, body: dict[str, Any] | None = None) -> Any:
         url = f"http://{self.app.admin.address}{path}"
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST")
+        req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST",
+                                     headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
         try:
             with urllib.request.urlopen(req, timeout=5) as r:
                 return json.loads(r.read())

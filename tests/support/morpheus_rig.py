@@ -81,4 +81,5 @@ class Rig:
     def close(self) -> None:
         self.app.stop()
         self.cluster.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
+        if getattr(self, "_dir", None) is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
