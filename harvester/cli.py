@@ -90,7 +90,7 @@ COMMAND_MODULES = (
     "harvester.cli_tenants",   # tenants [--refit]
     "harvester.cli_explain",   # explain node|tenant|job ID
     "harvester.cli_hdfs",      # hdfs datanodes|table|choose|evaluate
-    "harvester.cli_sim",       # simulate, sweep, evaluate harvesting, simulate-fit
+    "harvester.cli_sim",       # simulate, sweep, evaluate harvesting|phoenix|jockey|morpheus, simulate-fit
     "harvester.cli_slo",       # slo list|show|accept|override|reject|reset
 )
 

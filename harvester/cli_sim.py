@@ -1,4 +1,4 @@
-"""`harvester simulate`, `sweep`, `evaluate harvesting`, `simulate-fit` (registered by harvester/cli.py).
+"""`harvester simulate`, `sweep`, `evaluate harvesting|phoenix|jockey|morpheus`, `simulate-fit` (registered by harvester/cli.py).
 
 Exit status: 0 ok, 1 runtime failure (one line), 2 bad scenario or arguments (one line naming
 the key). Progress goes to stderr, only when stderr is a terminal and --quiet is not given.
@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from harvester.arglists import add_number_list
 from harvester.sim.formats import JOB_FORMAT_NAMES, UTILIZATION_FORMAT_NAMES
+from harvester.cli_morpheus import register as register_morpheus
 from harvester.cli_phoenix import register as register_phoenix
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
@@ -256,6 +257,7 @@ def register(sub: Any) -> None:
                         help="Jockey (C(p,a) control) vs static quotas on the Alibaba DAGs (`harvester evaluate jockey --help`)")
     e.add_argument("args", nargs="*", metavar="ARG", help="see `harvester evaluate jockey --help`")
     e.set_defaults(func=cmd_evaluate_jockey)
+    register_morpheus(esub)  # harvester evaluate morpheus (harvester/cli_morpheus.py)
 
     p = sub.add_parser("simulate-fit", help="refit the simulator's generators to the staged traces")
     p.add_argument("--traces", type=Path, required=True, help="the staged traces folder (../shared/traces)")

@@ -1,0 +1,107 @@
+"""`harvester evaluate morpheus` / `python -m harvester.cli_morpheus` (registered by
+harvester/cli_sim.py). Only argparse here: the simulator is imported when the command runs.
+
+Exit status: 0 ok, 1 runtime failure, 2 bad arguments or traces (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from harvester.arglists import add_number_list
+
+DEFAULT_TRACES = Path("../shared/traces")
+DEFAULT_OUT = Path("docs") / "evaluation"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--traces", type=Path, default=DEFAULT_TRACES,
+                   help="the staged traces folder holding alibaba-2018-batch-dags/ (default ../shared/traces)")
+    add_number_list(p, "--alphas", float, help="skyline LP α values (default 0.001,0.01,0.1,0.5)")
+    add_number_list(p, "--seeds", int, help="seeds (default 1,2,3)")
+    p.add_argument("--min-days", type=int, default=6, help="days with a run for a job to count as daily (default 6)")
+    add_number_list(p, "--slack", float, help="the consumers' slack ratio range LO,HI, U(LO, HI) per job (default 0.25,3)")
+    p.add_argument("--tick", type=float, default=20.0, help="DRA's look at the running jobs, seconds (default 20)")
+    p.add_argument("--job", action="append", default=None, help="only this job (repeatable; names as in the report)")
+    p.add_argument("--processes", type=int, default=1, help="local processes, one seed each (default 1)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="report folder (default docs/evaluation)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m harvester.cli_morpheus", description=__doc__.splitlines()[0])
+    add_arguments(p)
+    return p
+
+
+def register(esub: Any) -> None:
+    """Add `evaluate morpheus` to the `harvester evaluate` subcommands."""
+    e = esub.add_parser("morpheus", help="Morpheus (with and without DRA, several α) vs static provisioning "
+                                         "on the Alibaba 2018 daily recurring jobs")
+    add_arguments(e)
+    e.set_defaults(func=run_command)
+
+
+def command_line(args: argparse.Namespace) -> str:
+    parts = ["harvester evaluate morpheus", f"--traces {args.traces}"]
+    if args.alphas:
+        parts.append("--alphas " + ",".join(f"{x:g}" for x in args.alphas))
+    if args.seeds:
+        parts.append("--seeds " + ",".join(str(x) for x in args.seeds))
+    if args.min_days != 6:
+        parts.append(f"--min-days {args.min_days}")
+    if args.slack:
+        parts.append("--slack " + ",".join(f"{x:g}" for x in args.slack))
+    if args.tick != 20.0:
+        parts.append(f"--tick {args.tick:g}")
+    parts += [f"--job {shlex.quote(j)}" for j in args.job or []]
+    if args.processes != 1:
+        parts.append(f"--processes {args.processes}")
+    if args.out != DEFAULT_OUT:
+        parts.append(f"--out {args.out}")
+    return " ".join(parts)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from harvester.sim.morpheus.evaluate import EvalPlan, run_plan
+    from harvester.sim.morpheus.report import write_report
+    from harvester.sim.morpheus.workload import TRACE
+    from harvester.sim.traces import TraceError
+
+    if not (args.traces / TRACE).is_file():
+        print(f"harvester: traces not found: {args.traces / TRACE}", file=sys.stderr)
+        return 2
+    alphas = args.alphas or EvalPlan.alphas
+    slack = args.slack or EvalPlan.slack
+    if not alphas or any(not 0 <= a <= 1 for a in alphas) or args.min_days < 2 or not 0 < args.tick <= 60 \
+            or 60 % args.tick or len(slack) != 2 or not 0 <= slack[0] <= slack[1]:
+        print("harvester: --alphas in [0, 1], --min-days >= 2, --tick in (0, 60] dividing 60, --slack LO,HI with "
+              "0 <= LO <= HI", file=sys.stderr)
+        return 2
+    plan = EvalPlan(traces_dir=args.traces, alphas=tuple(alphas), seeds=tuple(args.seeds or EvalPlan.seeds),
+                    min_days=args.min_days, tick_s=args.tick, slack=(slack[0], slack[1]), jobs=tuple(args.job or ()))
+    try:
+        results = run_plan(plan, args.processes, progress=not args.quiet and sys.stderr.isatty())
+    except (TraceError, ValueError) as exc:
+        print(f"harvester: evaluation failed: {exc}", file=sys.stderr)
+        return 1
+    if not any(r.rows for r in results):
+        print("harvester: evaluation failed: no job was evaluated (no daily recurring job, or none actionable)",
+              file=sys.stderr)
+        return 1
+    files = write_report(args.out, plan, results, command_line(args))
+    print(files[0].read_text(encoding="utf-8").split("## Per job")[0].rstrip())
+    print("wrote " + ", ".join(str(f) for f in files))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_command(build_parser().parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

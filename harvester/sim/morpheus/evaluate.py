@@ -1,0 +1,147 @@
+"""Morpheus in the simulator: SLO violations and cluster footprint (docs/evaluation/morpheus.md).
+
+    harvester evaluate morpheus --traces ../shared/traces --out docs/evaluation
+
+Per seed:
+1. the daily recurring jobs of the Alibaba 2018 DAG sample (workload.py) and every run's true
+   run (history.py);
+2. leave-one-day-out: for each test day, every job's SLO (§4, fit_slo on the synthesized
+   provenance of its OTHER days) and skyline (§5, fit_skyline on those days' runs, per α);
+   a job without an actionable SLO is not evaluated that day (counted, with the reason);
+3. that day's runs under each policy (runner.py), the same draws for all:
+   `user` — the user's static request (history.static_levels); `p95` — the strongest static
+   baseline, the 95th percentile of the training runs' peak containers; `morpheus[α]` —
+   LowCost reservations of the α skylines; `morpheus+dra[α]` — the same with DRA (§7);
+   `greedy[α]`, `greedy+dra[α]` — the ablation without LowCost (the skyline as fitted, earliest);
+4. Morpheus plans into a cluster the size of the user baseline's footprint (the users' cluster
+   today, the paper's "match the user utilization level" setting, §9.1 Fig. 10b).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from harvester.decisions.reservation_packing import Agent, greedy, lowcost
+from harvester.domain import Resources
+from harvester.sim.morpheus.history import Fitted, consumer_time, fit_job, job_slack, p95_peak, static_levels, true_run
+from harvester.sim.morpheus.runner import DayResult, JobDay, morpheus_day, static_day
+from harvester.sim.morpheus.workload import DAY_S, RecurringJob, load_recurring
+
+PAPER = ("OSDI'16 §1/§9.1: 5× to 13× fewer (worst-case) SLO violations than user-defined static provisioning, "
+         "and 14 % to 28 % less cluster footprint")
+
+
+@dataclass(frozen=True)
+class EvalPlan:
+    traces_dir: Path
+    alphas: tuple[float, ...] = (0.001, 0.01, 0.1, 0.5)
+    seeds: tuple[int, ...] = (1, 2, 3)
+    min_days: int = 6
+    tick_s: float = 20.0
+    slack: tuple[float, float] = (0.25, 3.0)   # the consumer's slack ratio, U(lo, hi) per job (history.py)
+    jobs: tuple[str, ...] = ()          # only these jobs (names from workload.py); empty: all
+
+
+#: Reservation policies: (the placement agent, DRA on). `greedy` is the ablation without LowCost.
+RESERVING: dict[str, tuple[Agent, bool]] = {"morpheus": (lowcost, False), "morpheus+dra": (lowcost, True),
+                                            "greedy": (greedy, False), "greedy+dra": (greedy, True)}
+
+
+@dataclass
+class SeedResult:
+    rows: list[dict[str, Any]] = field(default_factory=list)       # one per (day, policy, alpha, job)
+    days: list[dict[str, Any]] = field(default_factory=list)       # one per (day, policy, alpha): footprint
+    slos: list[dict[str, Any]] = field(default_factory=list)       # per (day, job): a_j, d_j, submit, p95 level
+    excluded: list[dict[str, Any]] = field(default_factory=list)   # (day, job, why) not evaluated
+    jobs: list[dict[str, Any]] = field(default_factory=list)       # per job: user level and ratio, slack, c_j
+
+
+def run_seed(plan: EvalPlan, seed: int, jobs: Sequence[RecurringJob] | None = None) -> SeedResult:
+    """Everything for one seed (module docstring)."""
+    if jobs is None:
+        jobs = load_recurring(plan.traces_dir, min_days=plan.min_days)
+    if plan.jobs:
+        jobs = [j for j in jobs if j.name in plan.jobs]
+    out = SeedResult()
+    runs = {j.name: {d: true_run(j, d, seed) for d in j.days} for j in jobs}
+    consumer, user = {}, {}
+    for j in jobs:
+        slack = job_slack(j, seed, *plan.slack)
+        consumer[j.name] = consumer_time(list(runs[j.name].values()), slack)
+        user[j.name], ratio = static_levels(j, list(runs[j.name].values()), seed)
+        peaks = [r.peak for r in runs[j.name].values()]
+        out.jobs.append({"seed": seed, "job": j.name, "days": len(j.days), "stages": len(j.runs[j.days[0]].stages),
+                         "tasks": [j.runs[d].tasks for d in j.days], "container": [j.container.memory_mb, j.container.vcores],
+                         "peaks": peaks, "makespans_s": [round(r.makespan_s, 1) for r in runs[j.name].values()],
+                         "user_level": user[j.name], "user_ratio": round(ratio, 3), "slack": round(slack, 3),
+                         "consumer_s": round(consumer[j.name], 1)})
+    all_days = sorted({d for j in jobs for d in j.days})
+    folds: dict[tuple[int, float], list[JobDay]] = {}
+    statics: dict[int, list[JobDay]] = {}
+    p95s: dict[tuple[int, str], int] = {}
+    for day in all_days:
+        for j in jobs:
+            if day not in j.runs:
+                continue
+            train = [r for d, r in runs[j.name].items() if d != day]
+            fits = {a: fit_job(j, train, consumer[j.name], a, seed) for a in plan.alphas}
+            slo = next(iter(fits.values())).slo
+            if slo.deadline_s is None or not slo.actionable:
+                out.excluded.append({"seed": seed, "day": day, "job": j.name, "why": f"SLO: {slo.reason}"})
+                continue
+            deadline = day * DAY_S + slo.deadline_s
+            p95 = p95_peak(train)
+            for a, f in fits.items():
+                if f.terms is not None:
+                    folds.setdefault((day, a), []).append(JobDay(j, runs[j.name][day], deadline, f.terms))
+                else:
+                    out.excluded.append({"seed": seed, "day": day, "job": j.name, "alpha": a, "why": f.why})
+            statics.setdefault(day, []).append(JobDay(j, runs[j.name][day], deadline, _any_terms(fits)))
+            out.slos.append({"seed": seed, "day": day, "job": j.name,
+                             "a_s": round(slo.earliest_start_s or 0.0, 1), "d_s": round(slo.deadline_s, 1),
+                             "submit_s": round(runs[j.name][day].submit_s - day * DAY_S, 1), "p95_level": p95})
+            p95s[(day, j.name)] = p95
+    cap_mem = cap_vc = 0.0
+    for day, jd in statics.items():
+        for pol, levels in (("user", {x.job.name: user[x.job.name] for x in jd}),
+                            ("p95", {x.job.name: p95s[(day, x.job.name)] for x in jd})):
+            res = static_day(jd, levels)
+            _collect(out, seed, day, pol, None, res)
+            if pol == "user":
+                cap_mem, cap_vc = max(cap_mem, res.peak_memory_mb), max(cap_vc, res.peak_vcores)
+    capacity = Resources(int(math.ceil(cap_mem)), int(math.ceil(cap_vc)))
+    for (day, a), jd in sorted(folds.items()):
+        for pol, (agent, dra) in RESERVING.items():
+            _collect(out, seed, day, pol, a, morpheus_day(jd, day, capacity, dra=dra, tick_s=plan.tick_s, agent=agent))
+    return out
+
+
+def _any_terms(fits: dict[float, Fitted]):  # type: ignore[no-untyped-def]
+    return next((f.terms for f in fits.values() if f.terms is not None), None)
+
+
+def _collect(out: SeedResult, seed: int, day: int, policy: str, alpha: float | None, res: DayResult) -> None:
+    for o in res.outcomes:
+        out.rows.append({"seed": seed, "day": day, "job": o.job, "policy": policy, "alpha": alpha, "met": o.met,
+                         "late_s": None if math.isinf(o.finish_s) else round(o.finish_s - o.deadline_s, 1),
+                         "held_cs": round(o.held_cs, 1), "grants": o.grants, "note": o.note})
+    out.days.append({"seed": seed, "day": day, "policy": policy, "alpha": alpha, "peak_memory_mb": res.peak_memory_mb,
+                     "peak_vcores": res.peak_vcores, "reasons": res.reasons})
+
+
+def run_plan(plan: EvalPlan, processes: int = 1, progress: bool = False) -> list[SeedResult]:
+    jobs = load_recurring(plan.traces_dir, min_days=plan.min_days)
+    if processes <= 1:
+        results = []
+        for s in plan.seeds:
+            results.append(run_seed(plan, s, jobs))
+            if progress:
+                print(f"seed {s} done", file=sys.stderr)
+        return results
+    with ProcessPoolExecutor(max_workers=processes) as ex:
+        return list(ex.map(run_seed, [plan] * len(plan.seeds), plan.seeds, [jobs] * len(plan.seeds)))

@@ -1,0 +1,159 @@
+"""Runs, skylines and SLO terms of the recurring jobs (the Morpheus evaluation's history side).
+
+- The true run of (job, day, seed): that day's trace DAG made a `JobModel` by the Jockey
+  evaluation's `true_model` (sim/jockey/truth.py) with `VARIABILITY`: task runtime = the
+  stage's trace wall time × LogNormal(0, 0.1), initialization U(1, 5) s, 1 % failed attempts,
+  no extra outliers (the wall time is already the slowest instance of that day: the
+  run-to-run variation is the trace's own, day to day), and one set of draws.
+  The same run is history in the folds that train on its day and the test run of its own fold.
+- History as it ran: unconstrained (as many containers as tasks are ready, the trace cluster
+  ran each task's instances when they were ready; §2: users "compensate with under-allocation
+  via opportunistic fair-sharing"). Its skyline is the mean number of containers in use per
+  minute from the submission, × the job's container (memory and vcores), as the live poller
+  records it.
+- Provenance (no trace has any, ../shared/traces/README.md; the pattern is that of the recorded
+  pipeline, fixtures hdfs-3.3.6/provenance-recurring): an upstream writes the day's input 1 s
+  before the submission (the trace's submit time is T_inAvail), the run reads it and writes its
+  output at its end, and a downstream consumer reads the output at a fixed time of day c_j plus
+  U(0, 60) s, or 1 s after the output appears when it is later. c_j = the 95th percentile of
+  the history's ends (time of day: the consumer is scheduled after the output is usually
+  there) + `slack` × the median duration, slack ~ U(0.25, 3) per job: §9.1 Fig. 9a says about
+  70 % of jobs have slack to run twice before their deadline (P(slack >= 1) = 0.73 here).
+  These events go through the SAME §4 inference as live (build_graph, fit_slo).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+import numpy as np
+
+from harvester.models.completion_time import max_parallelism
+from harvester.models.job_sim import CompiledJob, DagRun, Draws, draw
+from harvester.models.provenance import Access, FileAccess, RunRecord, build_graph
+from harvester.models.skyline import RunSkyline, SkylineFitError, SkylineParams, fit_skyline
+from harvester.models.slo_contract import Terms
+from harvester.models.slo_inference import JobSlo, SloParams, fit_slo
+from harvester.sim.jockey.truth import Variability, true_model
+from harvester.sim.morpheus.workload import DAY_S, RecurringJob
+
+STEP_S = 60.0
+VARIABILITY = Variability(runtime_sigma=0.1, outlier_prob=0.0)
+
+
+@dataclass(frozen=True, eq=False)
+class TrueRun:
+    """One run of a job: its compiled DAG, draws, trace submit time, and its history (unconstrained)."""
+
+    job: str
+    day: int
+    run_id: str
+    compiled: CompiledJob
+    draws: Draws
+    submit_s: float
+    makespan_s: float
+    peak: int                 # most containers in use at once, unconstrained
+    usage: np.ndarray         # mean containers in use per step from the submission
+
+
+def containers_per_step(run: DagRun, start_s: float, step_s: float = STEP_S) -> np.ndarray:
+    """Mean containers in use in each step [start + k·step, start + (k+1)·step) (area-preserving)."""
+    _, _, s, e, _ = run.arrays()
+    end = float(e.max()) if e.size else start_s
+    k = max(1, math.ceil((end - start_s) / step_s - 1e-9))
+    edges = start_s + step_s * np.arange(k + 1)
+    cover = np.clip(np.minimum(e[:, None], edges[None, 1:]) - np.maximum(s[:, None], edges[None, :-1]), 0.0, None)
+    return cover.sum(axis=0) / step_s
+
+
+def _peak(run: DagRun) -> int:
+    _, _, s, e, _ = run.arrays()
+    ev = np.concatenate([np.stack([s, np.ones_like(s)], 1), np.stack([e, -np.ones_like(e)], 1)])
+    ev = ev[np.lexsort((ev[:, 1], ev[:, 0]))]  # ends before starts at the same instant
+    return int(np.cumsum(ev[:, 1]).max(initial=0))
+
+
+def true_run(job: RecurringJob, day: int, seed: int) -> TrueRun:
+    """The run of `job` on `day` for `seed`, with its unconstrained history (module docstring)."""
+    compiled = CompiledJob(true_model(job.runs[day], VARIABILITY, seed=seed))
+    return observe(job.name, day, compiled, draw(compiled, np.random.default_rng([seed, day, 23])),
+                   float(job.runs[day].submit_s))
+
+
+def observe(job: str, day: int, compiled: CompiledJob, draws: Draws, submit_s: float) -> TrueRun:
+    """A run as history records it: played unconstrained from `submit_s`."""
+    run = DagRun(compiled, draws, max_parallelism(compiled.model), start_s=submit_s)
+    finish = run.run_to_end()
+    return TrueRun(job, day, f"{job}#{day}", compiled, draws, submit_s, finish - submit_s, _peak(run),
+                   containers_per_step(run, submit_s))
+
+
+def consumer_time(runs: list[TrueRun], slack: float) -> float:
+    """c_j, seconds after the period start (module docstring)."""
+    ends = [(r.submit_s + r.makespan_s) - r.day * DAY_S for r in runs]
+    return float(np.percentile(ends, 95) + slack * np.median([r.makespan_s for r in runs]))
+
+
+def provenance(job: str, runs: list[TrueRun], consumer_s: float, rng: np.random.Generator) -> tuple[list[FileAccess], list[RunRecord]]:
+    """The synthesized audit events and run records of `runs` (module docstring)."""
+    acc: list[FileAccess] = []
+    recs: list[RunRecord] = []
+    for r in runs:
+        inp, out = f"/warehouse/{job}/input/day={r.day}", f"/warehouse/{job}/output/day={r.day}"
+        end = r.submit_s + r.makespan_s
+        read_at = max(r.day * DAY_S + consumer_s + float(rng.uniform(0.0, 60.0)), end + 1.0)
+        acc += [FileAccess(r.submit_s - 1.0, Access.WRITE, inp, None, "upstream", "create"),
+                FileAccess(r.submit_s, Access.READ, inp, r.run_id, r.run_id, "open"),
+                FileAccess(end, Access.WRITE, out, r.run_id, r.run_id, "rename"),
+                FileAccess(read_at, Access.READ, out, None, "downstream", "open")]
+        recs.append(RunRecord(job, r.run_id, r.submit_s, r.submit_s, end))
+    return acc, recs
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A job's §4 SLO and §5 skyline from its training runs (terms None: not reservable, `why`)."""
+
+    job: str
+    slo: JobSlo
+    terms: Terms | None
+    why: str
+
+
+def fit_job(job: RecurringJob, train: list[TrueRun], consumer_s: float, alpha: float, seed: int,
+            slo_params: SloParams = SloParams()) -> Fitted:
+    """§4 + §5 on the training runs, through the live code (fit_slo, fit_skyline)."""
+    acc, recs = provenance(job.name, train, consumer_s, np.random.default_rng([seed, 31, *[r.day for r in train]]))
+    slo = fit_slo(build_graph(acc, recs), slo_params, jobs=[job.name]).jobs[0]
+    if not slo.actionable or slo.period_s is None or slo.earliest_start_s is None or slo.deadline_s is None:
+        return Fitted(job.name, slo, None, f"SLO: {slo.reason}")
+    c = job.container
+    params = SkylineParams(alpha=alpha, memory_quantum_mb=c.memory_mb, vcores_quantum=c.vcores)
+    try:
+        sky = fit_skyline([RunSkyline(r.run_id, STEP_S, r.usage * c.memory_mb, r.usage * c.vcores) for r in train], params)
+    except SkylineFitError as exc:
+        return Fitted(job.name, slo, None, f"skyline: {exc}")
+    terms = Terms(slo.period_s, slo.earliest_start_s, slo.deadline_s, slo.grid_origin_s, STEP_S,
+                  tuple(int(x) for x in sky.memory_mb), tuple(int(x) for x in sky.vcores), slo.problematic)
+    return Fitted(job.name, slo, terms, "")
+
+
+def static_levels(job: RecurringJob, runs: list[TrueRun], seed: int, *, user_mu: float = 1.024,
+                  user_sigma: float = 1.519, max_ratio: float = 20.0) -> tuple[int, float]:
+    """(the user's static allocation, its ratio to the median historical peak): ratio ~
+    LogNormal(1.024, 1.519), which puts 25 % of jobs under-provisioned at their peak and 20 %
+    over 10× over-provisioned (§2 Fig. 2a: "75% of jobs are over-provisioned (even at their
+    peak), with 20% of them over 10× over-provisioned"), capped at `max_ratio` (the lognormal's
+    tail would give a few jobs 100× and more). No trace records users' quotas."""
+    rng = np.random.default_rng([seed, 41, *job.name.encode()])
+    ratio = min(max_ratio, float(rng.lognormal(user_mu, user_sigma)))
+    return max(1, round(ratio * float(np.median([r.peak for r in runs])))), ratio
+
+
+def p95_peak(train: list[TrueRun]) -> int:
+    """The strongest static baseline's level: the 95th percentile of the training runs' peaks."""
+    return max(1, math.ceil(float(np.percentile([r.peak for r in train], 95))))
+
+
+def job_slack(job: RecurringJob, seed: int, lo: float = 0.25, hi: float = 3.0) -> float:
+    return float(np.random.default_rng([seed, 43, *job.name.encode()]).uniform(lo, hi))
