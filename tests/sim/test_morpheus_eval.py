@@ -15,7 +15,7 @@ from harvester.domain import Resources
 from harvester.models.job_model import JobModel, Quantiles, StageModel
 from harvester.models.job_sim import CompiledJob, DagRun, draw
 from harvester.models.slo_contract import Terms
-from harvester.sim.morpheus.history import consumer_time, containers_per_step, fit_job, observe, p95_peak
+from harvester.sim.morpheus.history import consumer_time, polled_usage, fit_job, observe, p95_peak
 from harvester.sim.morpheus.report import summary
 from harvester.sim.morpheus.runner import JobDay, morpheus_day, static_day
 from harvester.sim.morpheus.workload import DAY_S, RecurringJob, recurring_jobs
@@ -42,21 +42,22 @@ def recurring(name: str = "job") -> RecurringJob:
 
 @pytest.mark.parametrize("allocation, start, expected", [
     (2, 0.0, [2, 2, 2]),        # 4 × 90 s on 2 containers: [0, 180)
-    (3, 0.0, [3, 2, 1]),        # 3 on [0, 90), 1 on [90, 180): per minute 3, (3·30 + 30)/60, 1
+    (3, 0.0, [3, 3, 1]),        # 3 on [0, 90), 1 on [90, 180); polls at 10, 30, 50 | 70, 90, 110 | 130, ...
     (2, 30.0, [2, 2, 2]),       # steps count from the submission
-    (4, 0.0, [4, 2]),           # all at once for 90 s
+    (4, 0.0, [4, 4]),           # all at once for 90 s: the poll at 70 s sees 4
+    (4, 85.0, [4, 4]),
 ])
-def test_containers_per_step_is_the_area_per_minute(allocation: int, start: float, expected: list[int]) -> None:
+def test_polled_usage_is_the_largest_poll_per_minute(allocation: int, start: float, expected: list[int]) -> None:
     job = tasks_of(4, 90.0)
     run = DagRun(job, draw(job, np.random.default_rng(0)), allocation, start_s=start)
     run.run_to_end()
-    assert containers_per_step(run, start).tolist() == pytest.approx(expected)
+    assert polled_usage(run, start).tolist() == pytest.approx(expected)
 
 
 def test_history_is_the_unconstrained_run() -> None:
     r = a_run(2, 1000.0)
     assert (r.makespan_s, r.peak, r.run_id) == (90.0, 4, "job#2")
-    assert r.usage.tolist() == pytest.approx([4, 2])
+    assert r.usage.tolist() == pytest.approx([4, 4])
 
 
 def test_recurring_jobs_are_dag_shapes_in_daily_slots() -> None:
@@ -81,7 +82,7 @@ def test_fit_job_infers_the_window_and_fits_the_identical_runs_exactly() -> None
     # T_inAvail: the upstream's write, 1 s before each submission
     assert f.terms.period_s == DAY_S and f.terms.earliest_s == pytest.approx(np.percentile([999 + 10 * d for d in range(6)], 95))
     assert 5000.0 <= f.terms.deadline_s <= 5060.0  # the consumer's read, jittered by U(0, 60) s
-    assert f.terms.memory_mb == (4 * 1024, 2 * 1024) and f.terms.vcores == (4, 2)
+    assert f.terms.memory_mb == (4 * 1024, 4 * 1024) and f.terms.vcores == (4, 4)
     assert p95_peak(runs) == 4
 
 

@@ -8,9 +8,8 @@
   The same run is history in the folds that train on its day and the test run of its own fold.
 - History as it ran: unconstrained (as many containers as tasks are ready, the trace cluster
   ran each task's instances when they were ready; §2: users "compensate with under-allocation
-  via opportunistic fair-sharing"). Its skyline is the mean number of containers in use per
-  minute from the submission, × the job's container (memory and vcores), as the live poller
-  records it.
+  via opportunistic fair-sharing"). Its skyline is what the live poller records: containers in
+  use at polls every 20 s, the largest per minute from the submission, × the job's container.
 - Provenance (no trace has any, ../shared/traces/README.md; the pattern is that of the recorded
   pipeline, fixtures hdfs-3.3.6/provenance-recurring): an upstream writes the day's input 1 s
   before the submission (the trace's submit time is T_inAvail), the run reads it and writes its
@@ -38,6 +37,7 @@ from harvester.sim.jockey.truth import Variability, true_model
 from harvester.sim.morpheus.workload import DAY_S, RecurringJob
 
 STEP_S = 60.0
+POLL_S = 20.0  # the live jobs loop's poll of the RM's apps (morpheus.history.poll_interval_s)
 VARIABILITY = Variability(runtime_sigma=0.1, outlier_prob=0.0)
 
 
@@ -56,14 +56,19 @@ class TrueRun:
     usage: np.ndarray         # mean containers in use per step from the submission
 
 
-def containers_per_step(run: DagRun, start_s: float, step_s: float = STEP_S) -> np.ndarray:
-    """Mean containers in use in each step [start + k·step, start + (k+1)·step) (area-preserving)."""
+def polled_usage(run: DagRun, start_s: float, step_s: float = STEP_S, poll_s: float = POLL_S) -> np.ndarray:
+    """Containers in use per step from `start_s` as the live history records it
+    (models/job_history.py: "the largest ... it held at a poll in that step"): polls every
+    `poll_s` at start + (j + ½)·poll_s, the maximum per step."""
     _, _, s, e, _ = run.arrays()
     end = float(e.max()) if e.size else start_s
     k = max(1, math.ceil((end - start_s) / step_s - 1e-9))
-    edges = start_s + step_s * np.arange(k + 1)
-    cover = np.clip(np.minimum(e[:, None], edges[None, 1:]) - np.maximum(s[:, None], edges[None, :-1]), 0.0, None)
-    return cover.sum(axis=0) / step_s
+    polls = start_s + poll_s * (np.arange(int(math.ceil(k * step_s / poll_s))) + 0.5)
+    held = np.searchsorted(np.sort(s), polls, side="right") - np.searchsorted(np.sort(e), polls, side="right")
+    step = ((polls - start_s) // step_s).astype(np.int64)
+    out = np.zeros(k)
+    np.maximum.at(out, step, held)
+    return out
 
 
 def _peak(run: DagRun) -> int:
@@ -85,7 +90,7 @@ def observe(job: str, day: int, compiled: CompiledJob, draws: Draws, submit_s: f
     run = DagRun(compiled, draws, max_parallelism(compiled.model), start_s=submit_s)
     finish = run.run_to_end()
     return TrueRun(job, day, f"{job}#{day}", compiled, draws, submit_s, finish - submit_s, _peak(run),
-                   containers_per_step(run, submit_s))
+                   polled_usage(run, submit_s))
 
 
 def consumer_time(runs: list[TrueRun], slack: float) -> float:
