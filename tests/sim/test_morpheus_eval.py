@@ -155,10 +155,12 @@ def test_summary_ratios() -> None:
                                ("morpheus", 0.01, True, 0), ("morpheus", 0.01, True, 0), ("morpheus", 0.01, True, 3)]]
     days = [{"policy": "user", "alpha": None, "peak_memory_mb": 100.0, "peak_vcores": 10.0},
             {"policy": "p95", "alpha": None, "peak_memory_mb": 50.0, "peak_vcores": 8.0},
-            {"policy": "morpheus", "alpha": 0.01, "peak_memory_mb": 40.0, "peak_vcores": 4.0}]
+            {"policy": "morpheus", "alpha": 0.01, "peak_memory_mb": 40.0, "peak_vcores": 4.0,
+             "p95_same_jobs_peak_vcores": 5.0}]
     s = summary(rows, days)
     assert s["p95"]["fewer_violations_vs_user"] == 2.0 and s["morpheus[α=0.01]"]["fewer_violations_vs_user"] is None
     assert s["morpheus[α=0.01]"]["footprint_vcores_vs_user"] == 0.4 and s["morpheus[α=0.01]"]["footprint_vcores_vs_p95"] == 0.5
+    assert s["morpheus[α=0.01]"]["footprint_vcores_vs_p95_same_jobs"] == 0.8 and s["p95"]["footprint_vcores_vs_p95_same_jobs"] == 1.0
     assert s["morpheus[α=0.01]"]["grants"] == 3 and s["user"]["container_hours"] == 3.0
 
 

@@ -13,7 +13,9 @@ Per seed:
    baseline, the 95th percentile of the training runs' peak containers; `morpheus[α]` —
    LowCost reservations of the α skylines; `morpheus+dra[α]` — the same with DRA (§7);
    `greedy[α]`, `greedy+dra[α]` — the ablation without LowCost (the skyline as fitted, earliest);
-4. Morpheus plans into a cluster the size of the user baseline's footprint (the users' cluster
+4. footprints: each day's peak; for a reservation policy also the p95 baseline's peak over
+   only the jobs it reserved (a job LowCost rejects holds nothing, which must not count as a saving);
+5. Morpheus plans into a cluster the size of the user baseline's footprint (the users' cluster
    today, the paper's "match the user utilization level" setting, §9.1 Fig. 10b).
 """
 
@@ -29,7 +31,7 @@ from typing import Any, Sequence
 from harvester.decisions.reservation_packing import Agent, greedy, lowcost
 from harvester.domain import Resources
 from harvester.sim.morpheus.history import Fitted, consumer_time, fit_job, job_slack, p95_peak, static_levels, true_run
-from harvester.sim.morpheus.runner import DayResult, JobDay, morpheus_day, static_day
+from harvester.sim.morpheus.runner import NO_RESERVATION, DayResult, JobDay, morpheus_day, static_day
 from harvester.sim.morpheus.workload import DAY_S, RecurringJob, load_recurring
 
 PAPER = ("OSDI'16 §1/§9.1: 5× to 13× fewer (worst-case) SLO violations than user-defined static provisioning, "
@@ -108,16 +110,22 @@ def run_seed(plan: EvalPlan, seed: int, jobs: Sequence[RecurringJob] | None = No
             p95s[(day, j.name)] = p95
     cap_mem = cap_vc = 0.0
     for day, jd in statics.items():
-        for pol, levels in (("user", {x.job.name: user[x.job.name] for x in jd}),
-                            ("p95", {x.job.name: p95s[(day, x.job.name)] for x in jd})):
-            res = static_day(jd, levels)
-            _collect(out, seed, day, pol, None, res)
-            if pol == "user":
-                cap_mem, cap_vc = max(cap_mem, res.peak_memory_mb), max(cap_vc, res.peak_vcores)
+        p95_res = static_day(jd, {x.job.name: p95s[(day, x.job.name)] for x in jd})
+        user_res = static_day(jd, {x.job.name: user[x.job.name] for x in jd})
+        _collect(out, seed, day, "user", None, user_res, p95_res)
+        _collect(out, seed, day, "p95", None, p95_res, p95_res)
+        cap_mem, cap_vc = max(cap_mem, user_res.peak_memory_mb), max(cap_vc, user_res.peak_vcores)
     capacity = Resources(int(math.ceil(cap_mem)), int(math.ceil(cap_vc)))
+    same: dict[tuple[int, tuple[str, ...]], DayResult] = {}
     for (day, a), jd in sorted(folds.items()):
         for pol, (agent, dra) in RESERVING.items():
-            _collect(out, seed, day, pol, a, morpheus_day(jd, day, capacity, dra=dra, tick_s=plan.tick_s, agent=agent))
+            res = morpheus_day(jd, day, capacity, dra=dra, tick_s=plan.tick_s, agent=agent)
+            # the p95 baseline's peak over the jobs this plan reserved: footprints on the same jobs
+            held = tuple(sorted(o.job for o in res.outcomes if o.note != NO_RESERVATION))
+            if (day, held) not in same:
+                same[(day, held)] = static_day([x for x in statics[day] if x.job.name in held],
+                                               {n: p95s[(day, n)] for n in held})
+            _collect(out, seed, day, pol, a, res, same[(day, held)])
     return out
 
 
@@ -125,13 +133,16 @@ def _any_terms(fits: dict[float, Fitted]):  # type: ignore[no-untyped-def]
     return next((f.terms for f in fits.values() if f.terms is not None), None)
 
 
-def _collect(out: SeedResult, seed: int, day: int, policy: str, alpha: float | None, res: DayResult) -> None:
+def _collect(out: SeedResult, seed: int, day: int, policy: str, alpha: float | None, res: DayResult,
+             p95_same: DayResult | None = None) -> None:
     for o in res.outcomes:
         out.rows.append({"seed": seed, "day": day, "job": o.job, "policy": policy, "alpha": alpha, "met": o.met,
                          "late_s": None if math.isinf(o.finish_s) else round(o.finish_s - o.deadline_s, 1),
                          "held_cs": round(o.held_cs, 1), "grants": o.grants, "note": o.note})
+    same = p95_same or res
     out.days.append({"seed": seed, "day": day, "policy": policy, "alpha": alpha, "peak_memory_mb": res.peak_memory_mb,
-                     "peak_vcores": res.peak_vcores, "reasons": res.reasons})
+                     "peak_vcores": res.peak_vcores, "p95_same_jobs_peak_memory_mb": same.peak_memory_mb,
+                     "p95_same_jobs_peak_vcores": same.peak_vcores, "reasons": res.reasons})
 
 
 def run_plan(plan: EvalPlan, processes: int = 1, progress: bool = False) -> list[SeedResult]:

@@ -37,7 +37,10 @@ def summary(rows: Iterable[dict[str, Any]], days: Iterable[dict[str, Any]]) -> d
         s["peak_memory_mb_sum"] += d["peak_memory_mb"]
         s["peak_vcores_sum"] += d["peak_vcores"]
         s["day_count"] += 1
+        s["p95_same_jobs_peak_vcores_sum"] += d.get("p95_same_jobs_peak_vcores", d["peak_vcores"])
     for name, s in out.items():
+        same = s.pop("p95_same_jobs_peak_vcores_sum")
+        s["footprint_vcores_vs_p95_same_jobs"] = s["peak_vcores_sum"] / same if same else None
         s["violation_pct"] = 100.0 * s["violations"] / s["runs"] if s["runs"] else 0.0
         for base in ("user", "p95"):
             b = out.get(base)
@@ -64,13 +67,15 @@ def _r(v: float | None) -> str:
 
 def headline_table(summ: dict[str, dict[str, float]]) -> str:
     head = ("| policy | runs | SLO violations | % | fewer than user | fewer than p95 | footprint (peak vcores) vs user "
-            "| vs p95 | peak memory vs user | container-hours | DRA grants |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+            "| vs p95 | vs p95 on the jobs it reserved | peak memory vs user | container-hours | DRA grants |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for n in order(summ):
         s = summ[n]
         lines.append(f"| {n} | {s['runs']:.0f} | {s['violations']:.0f} | {s['violation_pct']:.1f} | "
                      f"{_x(s.get('fewer_violations_vs_user'))} | {_x(s.get('fewer_violations_vs_p95'))} | "
                      f"{_r(s.get('footprint_vcores_vs_user'))} | {_r(s.get('footprint_vcores_vs_p95'))} | "
+                     f"{_r(s.get('footprint_vcores_vs_p95_same_jobs'))} | "
                      f"{_r(s.get('footprint_memory_mb_vs_user'))} | {s['container_hours']:.0f} | {s['grants']:.0f} |")
     return head + "\n".join(lines) + "\n"
 

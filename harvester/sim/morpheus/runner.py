@@ -46,6 +46,7 @@ from harvester.sim.morpheus.history import STEP_S, TrueRun
 from harvester.sim.morpheus.workload import DAY_S, RecurringJob
 
 PREFIX = "harvester-morpheus-sim"
+NO_RESERVATION = "no reservation"
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def morpheus_day(jobs: list[JobDay], day: int, capacity: Resources, *, dra: bool
     live = {jd.job.name: _Live(jd) for jd in jobs}
     for name, lv in live.items():
         if name not in records:
-            lv.done, lv.note = True, "no reservation"
+            lv.done, lv.note = True, NO_RESERVATION
     grants: dict[str, float] = {}
     n_grants: dict[str, int] = {}
     peak = plan.load.max(axis=1).astype(float)
