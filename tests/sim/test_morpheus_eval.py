@@ -184,3 +184,4 @@ def test_cli_end_to_end_on_one_real_daily_job(tmp_path: Path) -> None:
                                "greedy+dra[α=0.01]")}
     assert "--job j_3458354@00:46" in doc["command"]
     assert "| morpheus+dra[α=0.01] |" in (tmp_path / "morpheus-results.md").read_text()
+    assert (tmp_path / "img" / "morpheus.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,6 +1,7 @@
-"""Tables and JSON of the Morpheus evaluation (docs/evaluation/morpheus-results.{md,json}).
+"""Tables, JSON and the figure of the Morpheus evaluation (docs/evaluation/morpheus-results.{md,json},
+docs/evaluation/img/morpheus.png).
 
-    python -m harvester.sim.morpheus.report docs/evaluation/morpheus-results.json   # re-print the tables
+    python -m harvester.sim.morpheus.report docs/evaluation/morpheus-results.json [out.png]   # re-print / redraw
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
 from harvester.sim.morpheus.evaluate import PAPER, EvalPlan, SeedResult
+from harvester.sim.morpheus.runner import NO_RESERVATION
 
 ROW_COLUMNS = ("seed", "day", "job", "policy", "alpha", "met", "late_s", "held_cs", "grants", "note")
 
@@ -124,7 +128,59 @@ def write_report(out_dir: Path, plan: EvalPlan, results: Sequence[SeedResult], c
     js.write_text(json.dumps(doc, indent=None, default=str, allow_nan=False) + "\n", encoding="utf-8")
     md = out_dir / "morpheus-results.md"
     md.write_text(render(doc), encoding="utf-8")
-    return [md, js]
+    png = out_dir / "img" / "morpheus.png"
+    figure(doc, png)
+    return [md, js, png]
+
+
+REASONS = ("finished after d_j", NO_RESERVATION, "input after the window", "window ended")
+FAMILY = {"user": ("s", "tab:red"), "p95": ("D", "tab:green"), "morpheus": ("o", "tab:blue"),
+          "morpheus+dra": ("^", "tab:purple"), "greedy": ("v", "tab:gray"), "greedy+dra": ("<", "tab:orange")}
+
+
+def figure(doc: dict[str, Any], path: Path) -> None:
+    """Left: violations against footprint (vs p95 on the same jobs) per policy and α. Right: why
+    the runs missed, at the main α."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [dict(zip(doc["rows"]["columns"], r)) for r in doc["rows"]["data"]]
+    alphas = doc["setup"]["alphas"]
+    main = 0.01 if 0.01 in alphas else alphas[0]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.6))
+    for name, s in doc["summary"].items():
+        fam = name.split("[")[0]
+        marker, color = FAMILY.get(fam, ("x", "black"))
+        x = s.get("footprint_vcores_vs_p95_same_jobs") or s.get("footprint_vcores_vs_p95")
+        ax1.scatter([x], [s["violation_pct"]], marker=marker, color=color, s=50, label=fam)
+        if "[" in name:
+            ax1.annotate(name[name.index("=") + 1:-1], (x, s["violation_pct"]), fontsize=7, xytext=(4, 2),
+                         textcoords="offset points")
+    handles, labels = ax1.get_legend_handles_labels()
+    seen = dict(zip(labels, handles))
+    ax1.legend(seen.values(), seen.keys(), fontsize=8)
+    ax1.set_xscale("log")
+    ax1.set_ylim(bottom=0)
+    ax1.set_xlabel("daily peak vcores / p95 static's on the same jobs (Σ over days; labels: α)")
+    ax1.set_ylabel("runs missing d_j, worst case (%)")
+    ax1.set_title("violations vs footprint")
+    names = ["user", "p95"] + [label(p, main) for p in ("morpheus", "morpheus+dra", "greedy", "greedy+dra")]
+    bottom = np.zeros(len(names))
+    for reason in REASONS:
+        n = np.array([sum(1 for r in rows if label(r["policy"], r["alpha"]) == nm and not r["met"]
+                          and (r["note"] or "finished after d_j") == reason) for nm in names], dtype=float)
+        ax2.bar(range(len(names)), n, bottom=bottom, label=reason)
+        bottom += n
+    ax2.set_xticks(range(len(names)), [n.replace("[", "\n[") for n in names], fontsize=7)
+    ax2.set_ylabel(f"missed runs (of {sum(1 for r in rows if r['policy'] == 'user')})")
+    ax2.set_title(f"why runs missed (α = {main:g})")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -146,10 +202,14 @@ def render(doc: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python -m harvester.sim.morpheus.report docs/evaluation/morpheus-results.json", file=sys.stderr)
+    if len(args) not in (1, 2):
+        print("usage: python -m harvester.sim.morpheus.report docs/evaluation/morpheus-results.json [out.png]",
+              file=sys.stderr)
         return 2
-    print(render(json.loads(Path(args[0]).read_text(encoding="utf-8"))))
+    doc = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    print(render(doc))
+    if len(args) == 2:
+        figure(doc, Path(args[1]))
     return 0
 
 
