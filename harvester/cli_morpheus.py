@@ -85,7 +85,7 @@ def run_command(args: argparse.Namespace) -> int:
     plan = EvalPlan(traces_dir=args.traces, alphas=tuple(alphas), seeds=tuple(args.seeds or EvalPlan.seeds),
                     min_days=args.min_days, tick_s=args.tick, slack=(slack[0], slack[1]), jobs=tuple(args.job or ()))
     try:
-        results = run_plan(plan, args.processes, progress=not args.quiet and sys.stderr.isatty())
+        results = run_plan(plan, args.processes, progress=not args.quiet)
     except (TraceError, ValueError) as exc:
         print(f"harvester: evaluation failed: {exc}", file=sys.stderr)
         return 1

@@ -22,14 +22,14 @@ Per seed:
 from __future__ import annotations
 
 import math
-import sys
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from harvester.decisions.reservation_packing import Agent, greedy, lowcost
 from harvester.domain import Resources
+from harvester.observability.progress import Progress
 from harvester.sim.morpheus.history import Fitted, consumer_time, fit_job, job_slack, p95_peak, static_levels, true_run
 from harvester.sim.morpheus.runner import NO_RESERVATION, DayResult, JobDay, morpheus_day, static_day
 from harvester.sim.morpheus.workload import DAY_S, RecurringJob, load_recurring
@@ -146,13 +146,17 @@ def _collect(out: SeedResult, seed: int, day: int, policy: str, alpha: float | N
 
 
 def run_plan(plan: EvalPlan, processes: int = 1, progress: bool = False) -> list[SeedResult]:
+    """Every seed, in plan order (one process per seed); progress on a terminal when `progress`."""
     jobs = load_recurring(plan.traces_dir, min_days=plan.min_days)
-    if processes <= 1:
-        results = []
-        for s in plan.seeds:
-            results.append(run_seed(plan, s, jobs))
-            if progress:
-                print(f"seed {s} done", file=sys.stderr)
-        return results
-    with ProcessPoolExecutor(max_workers=processes) as ex:
-        return list(ex.map(run_seed, [plan] * len(plan.seeds), plan.seeds, [jobs] * len(plan.seeds)))
+    with Progress(len(plan.seeds), "evaluate morpheus", quiet=not progress, unit="seeds") as bar:
+        if processes <= 1:
+            results = []
+            for s in plan.seeds:
+                results.append(run_seed(plan, s, jobs))
+                bar.advance(note=f"seed {s}: {len(results[-1].rows)} rows")
+            return results
+        with ProcessPoolExecutor(max_workers=processes) as pool:
+            futures = [pool.submit(run_seed, plan, s, jobs) for s in plan.seeds]
+            for fut in as_completed(futures):
+                bar.advance(note=f"{len(fut.result().rows)} rows")
+            return [f.result() for f in futures]
