@@ -88,7 +88,7 @@ COMMAND_MODULES = (
     "harvester.cli_rm",        # rm nodes|apps|reservations|queues|record
     "harvester.cli_emulator",  # emulator serve
     "harvester.cli_tenants",   # tenants [--refit]
-    "harvester.cli_explain",   # explain node|tenant|job ID
+    "harvester.cli_explain",   # explain node|tenant|job|reservation ID
     "harvester.cli_hdfs",      # hdfs datanodes|table|choose|evaluate
     "harvester.cli_sim",       # simulate, sweep, evaluate harvesting|phoenix|jockey|morpheus, simulate-fit
     "harvester.cli_slo",       # slo list|show|accept|override|reject|reset

@@ -1,8 +1,9 @@
 """`harvester explain KIND ID [--config FILE] [--admin URL | --store] [--limit N] [--json]`.
 
-Why a node is at its capacity, why a tenant is in its class, why a job's containers were killed:
+Why a node is at its capacity, why a tenant is in its class, why a job's containers were killed,
+why a reservation is what it is (Morpheus's and Jockey's decisions; the running sidecar only):
 the last decisions that touched it, each with its formula, inputs, data age and the settings
-that would change it (harvester/advice/explain.py). KIND is node, tenant, job, or any kind a
+that would change it (harvester/advice/explain.py). KIND is node, tenant, job, reservation, or any kind a
 capability registered (the running sidecar lists them at GET /v1/explain).
 
 Where the answer comes from:
@@ -124,10 +125,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("explain", help="why a node / tenant / job is where it is: the last decisions, their formulas "
+    p = sub.add_parser("explain", help="why a node / tenant / job / reservation is where it is: the last decisions, their formulas "
                                        "and the settings that change them")
-    p.add_argument("kind", metavar="KIND", help="node, tenant, job (the sidecar lists every kind at GET /v1/explain)")
-    p.add_argument("id", metavar="ID", help="node id (host:port), tenant name, or job name")
+    p.add_argument("kind", metavar="KIND", help="node, tenant, job, reservation (the sidecar lists every kind at GET /v1/explain)")
+    p.add_argument("id", metavar="ID", help="node id (host:port), tenant name, job name, or reservation id "
+                                             "(reservation_…, job@period, or the job's name)")
     p.add_argument("--config", default=None, help="settings file (default: the embedded default); names the admin "
                                                   "address and the store")
     p.add_argument("--admin", default=None, help="ask the running sidecar at this URL, e.g. http://127.0.0.1:9464")

@@ -94,8 +94,8 @@ def test_unknown_subjects_and_kinds_are_one_line(sidecar: Harvester, capsys: pyt
     assert main(["explain", "node", "nope:1", "--admin", base]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nothing known about node 'nope:1'" in err
-    assert main(["explain", "reservation", "r1", "--admin", base]) == 2
-    assert "unknown kind 'reservation'; the sidecar explains: job, node, tenant" in capsys.readouterr().err
+    assert main(["explain", "queue", "root.default", "--admin", base]) == 2
+    assert "unknown kind 'queue'; the sidecar explains: job, node, reservation, tenant" in capsys.readouterr().err
     assert main(["explain", "node", "x", "--admin", closed_port_url()]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "connection refused" in err and "HTTPConnectionPool" not in err

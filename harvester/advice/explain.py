@@ -8,14 +8,17 @@ change it — plus the subject's current state when a sidecar runs.
 Sources (`ExplainSources`): the settings, `now`, the history store — the persisted decision
 log (domain.DecisionRecord, written by the guard loop, kept `store.decision_log_days`), the
 class model and margins, job runs, tenant slots — and, in the running sidecar only, the state
-board (`LiveView`: the guard's current per-node view, its kills in flight, the job history).
+board (`LiveView`: the guard's current per-node view, its kills in flight, the job history,
+Morpheus's reservations view and Jockey's control view).
 The same explainers answer in the sidecar (GET /v1/explain/<kind>?id=ID&limit=N, registered by
 the composition root from `explain_routes`) and in the CLI when no sidecar runs (live = None).
 
 Kinds are registered, not hard-wired: `Explainers.add(kind, explainer, about)`.
-`explain_subjects.builtin_explainers()` holds node, tenant and job; a capability that lands
-later adds its kind there (e.g. Morpheus's `reservation`, from its own module), and both faces
-— the admin route and the CLI's store path — pick it up. An explainer returns a document (`subject_doc`)
+`explain_subjects.builtin_explainers()` holds node, tenant, job and reservation (Morpheus's and
+Jockey's, from advice/explain_reservation.py); a capability that lands later adds its kind there,
+and both faces — the admin route and the CLI's store path — pick it up. A kind whose decisions
+are not in the store's decision log (reservation: the board only) is `live_only`: the store
+path says so instead of "nothing known". An explainer returns a document (`subject_doc`)
 or None when it knows nothing about that id.
 """
 
@@ -25,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from harvester.board.harvesting import GuardStatus, HarvestingView
+from harvester.board.jockey import ControlView
+from harvester.board.morpheus import ReservationsView
 from harvester.config import Settings
 from harvester.config_harvesting import HarvestingSettings
 from harvester.domain import DecisionRecord
@@ -41,6 +46,8 @@ class LiveView:
     harvesting: HarvestingView
     guard: GuardStatus
     snapshot_time: float | None = None  # time of the newest telemetry snapshot
+    reservations: ReservationsView | None = None  # Morpheus's reservation loop (board/morpheus.py)
+    jockey: ControlView | None = None             # Jockey's control loop (board/jockey.py)
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,7 @@ class ExplainSources:
 
 
 Explainer = Callable[[ExplainSources, str, int], "dict[str, Any] | None"]
+Levers = Callable[[ExplainSources, DecisionRecord], "list[dict[str, Any]]"]  # the settings behind one decision
 Known = Callable[[ExplainSources], Iterable[str]]  # the ids of a kind the sources know (for "did you mean")
 
 
@@ -82,14 +90,23 @@ class Explainers:
 
     kinds: dict[str, tuple[Explainer, str]] = field(default_factory=dict)
     known: dict[str, Known] = field(default_factory=dict)
+    live_only: dict[str, str] = field(default_factory=dict)
+    searched: dict[str, str] = field(default_factory=dict)
 
-    def add(self, kind: str, explainer: Explainer, about: str, known: Known | None = None) -> None:
-        """`known` lists the kind's ids, so that an unknown id gets a "did you mean"."""
+    def add(self, kind: str, explainer: Explainer, about: str, known: Known | None = None,
+            live_only: str | None = None, searched: str | None = None) -> None:
+        """`known` lists the kind's ids, so that an unknown id gets a "did you mean"; `live_only`
+        says why the store cannot answer for this kind (its decisions are not in the decision log);
+        `searched` what "nothing known" looked at (default: the decision log, class model, job runs)."""
         if kind in self.kinds:
             raise ValueError(f"explain kind {kind!r} registered twice")
         self.kinds[kind] = (explainer, about)
         if known is not None:
             self.known[kind] = known
+        if live_only is not None:
+            self.live_only[kind] = live_only
+        if searched is not None:
+            self.searched[kind] = searched
 
     def index(self) -> dict[str, Any]:
         return {"kinds": {k: about for k, (_, about) in sorted(self.kinds.items())},
@@ -99,14 +116,17 @@ class Explainers:
         """(HTTP-like status, document): 404 for an unknown kind or a subject nothing is known about."""
         if kind not in self.kinds:
             return 404, {"error": f"unknown kind {kind!r}; known: {', '.join(sorted(self.kinds))}"}
+        if sources.live is None and kind in self.live_only:
+            return 404, {"error": f"{kind} {subject!r}: {self.live_only[kind]}", "did_you_mean": []}
         doc = self.kinds[kind][0](sources, subject, limit)
         if doc is None:
             days = sources.settings.store.decision_log_days
             where = "the running sidecar" if sources.live is not None else "the history store"
             hint = close_ids(subject, self.known[kind](sources)) if kind in self.known else []
             meant = f"; did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
-            return 404, {"error": f"nothing known about {kind} {subject!r} in {where} (decisions of the last {days:g} "
-                                  f"days, store.decision_log_days; the current class model and job runs){meant}",
+            searched = self.searched.get(kind) or (f"decisions of the last {days:g} days, store.decision_log_days; "
+                                                   "the current class model and job runs")
+            return 404, {"error": f"nothing known about {kind} {subject!r} in {where} ({searched}){meant}",
                          "did_you_mean": hint}
         return 200, doc
 
@@ -114,19 +134,22 @@ class Explainers:
 # --- documents ---------------------------------------------------------------------------
 
 def subject_doc(kind: str, subject: str, sources: ExplainSources, *, summary: list[str],
-                decisions: list[DecisionRecord], settings: list[dict[str, Any]], **facts: Any) -> dict[str, Any]:
-    """The common shape of every explanation (the CLI renders any kind from it)."""
+                decisions: list[DecisionRecord], settings: list[dict[str, Any]], levers_of: Levers | None = None,
+                **facts: Any) -> dict[str, Any]:
+    """The common shape of every explanation (the CLI renders any kind from it); `levers_of`
+    names the settings behind each decision (default: the guard's, `guard_levers`)."""
     return {"kind": kind, "id": subject, "source": sources.source, "as_of": sources.now, "summary": summary,
-            "settings": settings, "decisions": [decision_doc(d, sources) for d in decisions], **facts}
+            "settings": settings, "decisions": [decision_doc(d, sources, levers_of or guard_levers) for d in decisions],
+            **facts}
 
 
-def decision_doc(d: DecisionRecord, sources: ExplainSources) -> dict[str, Any]:
+def decision_doc(d: DecisionRecord, sources: ExplainSources, levers_of: Levers) -> dict[str, Any]:
     return {
         "at": d.at, "age_s": max(0.0, sources.now - d.at), "loop": d.loop, "action": d.kind, "target": d.target,
         "detail": d.detail, "fate": d.fate, "formula": d.reason, "inputs": dict(d.inputs),
         "data_as_of": d.data_as_of, "data_age_s": None if d.data_as_of is None else max(0.0, d.at - d.data_as_of),
         "node_id": d.node_id, "tenant": d.tenant, "app_id": d.app_id, "stimulus_id": d.stimulus_id,
-        "settings": levers(sources, d.kind, str(d.inputs.get("outcome", "")), d.fate, d.reason),
+        "settings": levers_of(sources, d),
     }
 
 
@@ -180,6 +203,10 @@ def levers(sources: ExplainSources, action: str, outcome: str, fate: str, reason
         if needle in text:
             pairs += [p for p in extra if p not in pairs]
     return [setting(sources, key, effect) for key, effect in pairs]
+
+
+def guard_levers(sources: ExplainSources, d: DecisionRecord) -> list[dict[str, Any]]:
+    return levers(sources, d.kind, str(d.inputs.get("outcome", "")), d.fate, d.reason)
 
 
 def explain_routes(explainers: Explainers, sources: Callable[[], ExplainSources]) -> dict[str, Callable[[Any], Any]]:

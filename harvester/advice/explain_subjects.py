@@ -1,4 +1,5 @@
-"""The built-in subjects of `harvester explain`: node, tenant, job (advice/explain.py says how).
+"""The built-in subjects of `harvester explain`: node, tenant, job, and reservation (Morpheus's and
+Jockey's, advice/explain_reservation.py) — advice/explain.py says how.
 
 - node ID: the guard's current view of it (sidecar only: formula, inputs, outcome, data age),
   its kills in flight, and the last decisions on it (capacity updates, kills) from the log;
@@ -16,6 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from harvester.advice.explain_reservation import ABOUT as RESERVATION_ABOUT
+from harvester.advice.explain_reservation import LIVE_ONLY as RESERVATION_LIVE_ONLY
+from harvester.advice.explain_reservation import SEARCHED as RESERVATION_SEARCHED
+from harvester.advice.explain_reservation import explain_reservation, known_reservations
 from harvester.advice.explain import DAY_S, Explainers, ExplainSources, levers, setting, subject_doc
 from harvester.decisions.class_selection import characterize, select_classes
 from harvester.decisions.guard import NodeView
@@ -36,6 +41,8 @@ def builtin_explainers() -> Explainers:
           known_tenants)
     e.add("job", explain_job, "a recurring job (its name): type from its last run, class preference, kills of its containers",
           known_jobs)
+    e.add("reservation", explain_reservation, RESERVATION_ABOUT, known_reservations, live_only=RESERVATION_LIVE_ONLY,
+          searched=RESERVATION_SEARCHED)
     return e
 
 

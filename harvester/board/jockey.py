@@ -63,6 +63,7 @@ class DecisionEntry:
     rule: str
     reason: str
     fate: str
+    as_of: float | None = None   # time of the progress / RM list it was decided from
 
 
 @dataclass(frozen=True)

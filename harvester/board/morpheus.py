@@ -68,6 +68,7 @@ class GrantEntry:
     until: float
     reason: str
     fate: str
+    as_of: float | None = None   # time of the data it was decided from (the action's as_of)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class ActionEntry:
     key: str
     reason: str
     fate: str
+    as_of: float | None = None   # time of the data it was decided from (the action's as_of)
 
 
 @dataclass(frozen=True)

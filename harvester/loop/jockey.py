@@ -294,7 +294,7 @@ class JockeyControl:
             ctl = controls[job]
             controls[job] = _with(ctl, fate=fate)
             self._log.append(DecisionEntry(now, job, ctl.app_id, action.reservation_id, decision.previous,
-                                           u.containers, decision.rule.value, action.reason, fate))
+                                           u.containers, decision.rule.value, action.reason, fate, action.as_of))
         self._metrics.record_jockey_updates(outcomes)
 
     def _publish(self, now: float, controls: Mapping[str, JobControl]) -> None:

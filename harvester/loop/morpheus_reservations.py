@@ -295,7 +295,8 @@ class MorpheusReservations:
         fates = {id(res.action): res.outcome.value for res in results}
         for g in grants:
             fate = fates.get(id(g.action), "dry_run")
-            self._grant_log.append(GrantEntry(now, g.key, g.job, g.level, g.until, g.action.reason, fate))
+            self._grant_log.append(GrantEntry(now, g.key, g.job, g.level, g.until, g.action.reason, fate,
+                                                 g.action.as_of))
             if id(g.action) in sent and self._plan is not None:
                 try:
                     self._plan = self._plan.add(g.placement)
@@ -318,7 +319,7 @@ class MorpheusReservations:
             counts[(_kind(a), fate)] += 1
             detail = "" if res is None or not res.error else f": {res.error}"
             rid = f" ({res.reservation_id})" if res is not None and res.reservation_id else ""
-            self._actions.append(ActionEntry(now, _kind(a), a.key + rid, a.reason, fate + detail))
+            self._actions.append(ActionEntry(now, _kind(a), a.key + rid, a.reason, fate + detail, a.as_of))
         self._metrics.record_reservation_actions(counts)
         return results
 
