@@ -48,7 +48,8 @@ def test_rm_unreachable_starts_not_ready_and_logs_one_line_per_cause(tmp_path: P
             try:
                 if _get(base + "/healthz")[0] == 200:
                     ready = _get(base + "/readyz")
-                    if ready[0] == 503 and any("telemetry" in p for p in ready[1]["problems"]):
+                    # wait for the failed RM poll itself, not "no successful tick yet" before it
+                    if ready[0] == 503 and any(p.startswith("rm: loop telemetry: ") for p in ready[1]["problems"]):
                         break
             except OSError:
                 pass  # not listening yet
