@@ -88,7 +88,15 @@ class ClusteringSettings(Section):
 
 
 class ReserveSettings(Section):
-    quantile: float = Field(0.95, gt=0, lt=1, description="Quantile of |utilization change| covered by the reserve.")
+    method: Literal["reaction", "change", "fixed"] = Field(
+        "reaction", description="reaction: the quantile of primary rises within the reaction horizon (raw samples); "
+        "change: of |change| between 2-minute slots; fixed: fixed_fraction everywhere."
+    )
+    quantile: float = Field(0.95, gt=0, lt=1, description="Quantile of the primary's rise (or change) covered by the reserve.")
+    horizon_s: float | None = Field(None, gt=0, le=3600, description="Reaction horizon H (s); null = telemetry.poll_interval_s + rm_lag_s + control_period_s.")
+    rm_lag_s: float = Field(7.0, ge=0, le=600, description="How late the RM shows a load change (s; 2-7 s recorded, fixtures scenarios/cpu-burn).")
+    min_windows: int = Field(1000, ge=1, le=100_000_000, description="Raw rise windows a class needs; fewer: the coarse rule from slot changes.")
+    fixed_fraction: float = Field(0.10, ge=0, lt=1, description="The reserve of method fixed (fraction of a node's cores).")
     floor: float = Field(0.05, ge=0, le=1, description="Smallest reserve (fraction of a node's cores).")
     cap: float = Field(0.50, ge=0, le=1, description="Largest reserve (fraction of a node's cores).")
     cold_start: float = Field(0.20, ge=0, le=1, description="Reserve of a class without enough history.")
@@ -117,6 +125,11 @@ class GuardSettings(Section):
     escalation_delay_s: float = Field(10.0, gt=0, le=3600, description="GRACEFUL_SHUTDOWN → FORCEFUL_SHUTDOWN after this long.")
     kill_ams: bool = Field(False, description="Allow ApplicationMasters as victims of signals.")
     freeze_on_stale: bool = Field(True, description="Node without utilization: lower its capacity to its allocation.")
+    kill_when: Literal["reserve_exhausted", "reserve_used"] = Field(
+        "reserve_exhausted", description="reserve_exhausted: kill only when the primary needs cores the batch holds, "
+        "exactly enough; reserve_used: kill as soon as the primary eats into the reserve, to restore it whole."
+    )
+    am_floor: bool = Field(True, description="Never push a node below the allocation of the ApplicationMasters on it (the RM kills AMs last).")
 
 
 class WeightRow(Section):

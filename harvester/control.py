@@ -41,7 +41,7 @@ from harvester.config import Settings
 from harvester.decisions.strategy import NodeStrategy, guard_strategy, selection_strategy
 from harvester.history.store import HistoryStore
 from harvester.loop.guard import GuardTick
-from harvester.loop.harvest_nodes import FoldTenantSlots, NodeRegistry
+from harvester.loop.harvest_nodes import FoldTenantSlots, NodeRegistry, RecordPrimaryVectors
 from harvester.loop.hdfs_placement import HdfsPlacementLoop, NameNodeSource
 from harvester.loop.job_runs import JobRunSource, RecordJobRuns
 from harvester.loop.jockey import DeadlineJobSource, JockeyControl, default_loader
@@ -69,6 +69,16 @@ MORPHEUS_REFIT_CHECK_S = 60.0
 DAY_S = 86400.0
 
 
+def reaction_horizon_s(settings: Settings) -> float:
+    """H of the reaction-time reserve: `harvesting.reserve.horizon_s`, or how long a primary rise
+    can go unanswered — until the next poll, plus the RM's lag in showing it, plus the next guard
+    period (models/reaction_margins.py)."""
+    h = settings.harvesting
+    if h.reserve.horizon_s is not None:
+        return h.reserve.horizon_s
+    return settings.telemetry.poll_interval_s + h.reserve.rm_lag_s + h.control_period_s
+
+
 class ControlPlane:
     """Every loop of one Harvester over the given ports; `loops` in data-flow order."""
 
@@ -84,7 +94,8 @@ class ControlPlane:
         self.placement = PlacementBoard(board)
         self.node_ordering = NodeOrderingBoard(board)
         self.nodes = NodeRegistry(store, h)
-        observers: list[Observer] = [self.nodes.observe, FoldTenantSlots(self.nodes, store, metrics, step_s=h.sample_step_s)]
+        observers: list[Observer] = [self.nodes.observe, FoldTenantSlots(self.nodes, store, metrics, step_s=h.sample_step_s),
+                                     RecordPrimaryVectors(self.nodes, store, metrics)]
         self.hdfs: HdfsPlacementLoop | None = None
         if settings.hdfs.enabled:
             if namenode is None:
@@ -93,9 +104,12 @@ class ControlPlane:
                                           board=self.placement, metrics=metrics)
             hdfs = self.hdfs
             observers.append(lambda snapshot: hdfs.on_telemetry(snapshot.time))  # after the slot fold
-        self.telemetry = RecordTelemetry(source, store, metrics, observers=observers)
+        self.telemetry = RecordTelemetry(source, store, metrics, observers=observers,
+                                         node_rows=settings.store.node_sample_rows)
         self.actuator = actuator if h.actuate else None
-        self.refit = Refit(store, self.harvesting, metrics, h, self.resolved_nodes)
+        self.refit = Refit(store, self.harvesting, metrics, h, self.resolved_nodes, horizon_s=reaction_horizon_s(settings),
+                           poll_interval_s=settings.telemetry.poll_interval_s,
+                           raw_window_s=settings.store.raw_samples_retention_days * DAY_S)
         st = settings.store
         m = settings.morpheus
         self.morpheus = MorpheusBoard(board)

@@ -121,6 +121,10 @@ class ClusterSnapshot:
     nodes: tuple[NodeSample, ...] = ()
     containers: tuple[ContainerInfo, ...] = ()
     containers_complete: bool = False
+    # The ApplicationMasters of the live apps, from the RM's apps list (masterNodeId + amUsed):
+    # known without listing every container; `ams_complete` says the list was read this poll.
+    am_containers: tuple[ContainerInfo, ...] = ()
+    ams_complete: bool = False
 
     def node(self, node_id: str) -> NodeSample | None:
         for n in self.nodes:

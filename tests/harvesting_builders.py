@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from harvester.decisions.arbiter import PushRecord
-from harvester.decisions.guard import GuardContext
+from harvester.decisions.guard import GuardContext, NodeMemo
 from harvester.decisions.kills import KillRecord
 from harvester.decisions.reserve import ReserveTable
 from harvester.decisions.strategy import GuardStrategy, KillMechanism, NodeStrategy
@@ -46,7 +46,8 @@ def snapshot(nodes: Iterable[NodeSample], containers: Iterable[ContainerInfo] = 
 def context(snap: ClusterSnapshot | None, nodes: Iterable[NodeStrategy], *, now: float = NOW,
             mechanism: KillMechanism = KillMechanism.RM_OVERCOMMIT, reserve: float = 0.125,
             tenant_class: Mapping[str, str] | None = None, last_pushed: Mapping[str, PushRecord] | None = None,
-            kills: Mapping[str, KillRecord] | None = None, **strategy: object) -> GuardContext:
+            kills: Mapping[str, KillRecord] | None = None, previous: Mapping[str, NodeMemo] | None = None,
+            **strategy: object) -> GuardContext:
     ns = {n.node_id: n for n in nodes}
     classes = dict(tenant_class) if tenant_class is not None else {n.tenant: "periodic-0" for n in ns.values()}
     reserves = ReserveTable({c: reserve for c in classes.values()}, {c: "test reserve" for c in classes.values()}, reserve)
@@ -54,4 +55,10 @@ def context(snap: ClusterSnapshot | None, nodes: Iterable[NodeStrategy], *, now:
         now=now, snapshot=snap, nodes=ns, tenant_class=classes, reserves=reserves,
         strategy=GuardStrategy(kill_mechanism=mechanism, **strategy),  # type: ignore[arg-type]
         last_pushed=dict(last_pushed or {}), kills=dict(kills or {}), stimulus_id="tick-1",
+        previous=dict(previous or {}),
     )
+
+
+def agreed(*node_ids: str, primary: float = 0.0, allocated: Resources = Resources(0, 0)) -> dict[str, NodeMemo]:
+    """A previous decision whose target allows any increase (the second fresh sample confirms it)."""
+    return {n: NodeMemo(Resources(1 << 30, 1 << 20), primary, allocated) for n in (node_ids or ("n1:8041",))}

@@ -59,6 +59,8 @@ class GuardStatus:
     left_out: Mapping[str, str] = field(default_factory=dict)
     recent: tuple[ActionLogEntry, ...] = ()
     last_acted_snapshot: float | None = None
+    coverage: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # class → (rises, absorbed) since start
+    am_kills: tuple[tuple[float, str, str], ...] = ()                      # (time, node, reason) of last resorts
 
 
 HARVESTING: Item[HarvestingView] = Item("harvesting", HarvestingView())

@@ -48,7 +48,7 @@ def class_states(
     tenant_class = model.tenant_class_map()
     fresh = snapshot is not None and now - snapshot.time <= stale_after_s
     samples = {n.node_id: n for n in snapshot.nodes} if fresh and snapshot is not None else {}
-    after = {v.node_id: v.capacity_after for v in guard.nodes} if guard is not None else {}
+    views = {v.node_id: v for v in guard.nodes} if guard is not None else {}
     acc: dict[str, dict[str, float]] = {}
     for ns in nodes.values():
         cid = tenant_class.get(ns.tenant)
@@ -63,11 +63,13 @@ def class_states(
             continue
         a["amem"] += s.used.memory_mb
         a["avc"] += s.used.vcores
-        primary = primary_cpu_cores(s, ns.physical_cores, ns.capacity.vcores)
+        v = views.get(ns.node_id)
+        # the guard already worked the primary out from this very snapshot: no second pass over it
+        primary = v.primary_cpu_cores if v is not None else primary_cpu_cores(s, ns.physical_cores, ns.capacity.vcores)
         if primary is not None:
             a["util"] += min(1.0, primary / ns.physical_cores)
             a["seen"] += 1
-        cap = after.get(ns.node_id)
+        cap = None if v is None else v.capacity_after
         if cap is not None:
             a["free"] += max(0, cap.memory_mb - s.used.memory_mb)
     out = []

@@ -17,10 +17,21 @@ period, per node,
 
 pushed to the RM with the node resource update (`SetNodeCapacity`), through the arbiter
 (decisions/arbiter.py: validation, never below the allocation that stays, hysteresis, rate
-limits). When the allocation no longer fits — the primary spiked into the reserve — batch
-containers on that node are killed until it fits again. Batch use is measured by ALLOCATION:
-a container may burst to its allocation at any moment, and allocation is what the RM's own
-overcommit check compares.
+limits). When the primary rises into the reserve, the reserve absorbs it and the capacity is
+lowered to the allocation; when it rises past it (it needs cores the batch holds), batch
+containers are killed, exactly enough (`kill_when`, decisions/guard_kills.py, which also keeps
+ApplicationMasters out of it). Batch use is measured by ALLOCATION: a container may burst to
+its allocation at any moment, and allocation is what the RM's own overcommit check compares.
+
+Never raised on one sample: a capacity INCREASE needs the previous fresh sample of the node to
+allow it too (the increase is the smaller of the two targets; a node's first sample raises
+nothing), so a first-heartbeat zero (models/tenant_series.primary_cpu_cores: unknown) or any
+one-off low reading cannot hand out cores. Decreases and kills act on one sample.
+
+Reserve coverage (the reserve's promise, measured): between two decisions on a node that holds
+batch containers, a rise of the primary by at least 1 % of the node's cores is a RISE; it is
+ABSORBED when this decision kills nothing on the node. Counted per class in the decision
+(`GuardDecision.coverage`, `harvester_harvest_primary_rises_total{class_id,outcome}`).
 
 Which mechanism kills — DECIDED WITH EVIDENCE (`harvesting.guard.kill_mechanism`):
 - `rm_overcommit` (DEFAULT): push the cut with overCommitTimeout T (default 0 ms). Evidence
@@ -62,17 +73,28 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple
 
-from harvester.decisions.arbiter import ZERO, Proposal, PushRecord, arbitrate, lower
-from harvester.decisions.kills import KillPhase, KillRecord
+import numpy as np
+
+from harvester.decisions.arbiter import LABELS, RATE_LIMIT, ZERO, Proposals, PushRecord, arbitrate, lower, ruling_note
+from harvester.decisions.guard_kills import kill_limit, plan_kills
+from harvester.decisions.kills import KillRecord
 from harvester.decisions.reserve import ReserveTable
-from harvester.decisions.strategy import GuardStrategy, KillMechanism, NodeStrategy
-from harvester.domain import (
-    Action, ClusterSnapshot, ContainerInfo, ContainerState, KillContainer, NodeSample, Resources, SetNodeCapacity,
-)
+from harvester.decisions.strategy import GuardStrategy, NodeStrategy
+from harvester.domain import Action, ClusterSnapshot, ContainerInfo, ContainerState, KillContainer, NodeSample, Resources, SetNodeCapacity
 from harvester.models.tenant_series import primary_cpu_cores
+
+RISE_FRACTION = 0.01  # a primary rise counts for coverage from 1 % of the node's cores
+
+
+class NodeMemo(NamedTuple):
+    """What one decision saw of a node, kept by the loop for the next (confirmation, coverage)."""
+
+    target: Resources
+    primary_cpu_cores: float
+    allocated: Resources
 
 
 @dataclass(frozen=True)
@@ -88,11 +110,12 @@ class GuardContext:
     last_pushed: Mapping[str, PushRecord] = field(default_factory=dict)
     kills: Mapping[str, KillRecord] = field(default_factory=dict)
     stimulus_id: str = ""
+    previous: Mapping[str, NodeMemo] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class NodeView:
-    """The guard's view of one node (served by ListNodeCapacities)."""
+class NodeView(NamedTuple):
+    """The guard's view of one node (served by ListNodeCapacities); `reason` is rendered on read.
+    (A NamedTuple: one per node per tick.)"""
 
     node_id: str
     tenant: str
@@ -102,10 +125,14 @@ class NodeView:
     primary_cpu_cores: float | None
     reserve_cpu_cores: float
     stale: bool
-    reason: str
+    why: str | tuple   # the reason, or the formula's numbers (rendered on read: thousands per tick)
     outcome: str
     capacity_after: Resources | None = None
     kills: int = 0
+
+    @property
+    def reason(self) -> str:
+        return self.why if isinstance(self.why, str) else _render(self.why)
 
 
 @dataclass(frozen=True)
@@ -113,6 +140,9 @@ class GuardDecision:
     as_of: float
     actions: tuple[Action, ...]
     nodes: tuple[NodeView, ...]
+    memos: Mapping[str, NodeMemo] = field(default_factory=dict)
+    coverage: Mapping[str, tuple[int, int]] = field(default_factory=dict)   # class → (rises, absorbed)
+    am_kills: tuple[tuple[str, str], ...] = ()                             # (node, reason) of last resorts
 
     def harvested_vcores_by_node(self) -> dict[str, int]:
         return {v.node_id: v.capacity_after.vcores for v in self.nodes if v.capacity_after is not None}
@@ -143,7 +173,8 @@ def decide(ctx: GuardContext) -> list[Action]:
     return list(evaluate(ctx).actions)
 
 
-class _Seen(NamedTuple):
+@dataclass(slots=True)
+class _Seen:
     """What the guard worked out for a node before the arbiter ruled (for its view)."""
 
     ns: NodeStrategy
@@ -151,8 +182,26 @@ class _Seen(NamedTuple):
     target: Resources | None
     primary: float | None
     reserve_cores: float
-    reason: str
+    why: str | tuple
     kills: int
+
+
+def _node_containers(snap: ClusterSnapshot) -> tuple[dict[str, list[ContainerInfo]], dict[str, Resources]]:
+    """Live containers per node, and the ApplicationMasters' allocation per node (listed containers
+    flagged AM, or the apps list's AMs when containers are not listed)."""
+    by_node: dict[str, list[ContainerInfo]] = {}
+    ams: dict[str, Resources] = {}
+    seen: set[str] = set()
+    for c in snap.containers:
+        if c.state is not ContainerState.COMPLETE:
+            by_node.setdefault(c.node_id, []).append(c)
+            if c.is_am:
+                seen.add(c.container_id)
+                ams[c.node_id] = ams.get(c.node_id, ZERO) + c.resources
+    for c in snap.am_containers:
+        if c.container_id not in seen and c.state is not ContainerState.COMPLETE:
+            ams[c.node_id] = ams.get(c.node_id, ZERO) + c.resources
+    return by_node, ams
 
 
 def evaluate(ctx: GuardContext) -> GuardDecision:
@@ -165,12 +214,14 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
             views.append(_stale_view(ns, ctx, why, "stale:snapshot"))
         return GuardDecision(now, (), tuple(views))
     samples = {n.node_id: n for n in snap.nodes}
-    by_node: dict[str, list[ContainerInfo]] = {}
-    for c in snap.containers:
-        if c.state is not ContainerState.COMPLETE:
-            by_node.setdefault(c.node_id, []).append(c)
-    proposals: list[Proposal] = []
+    by_node, ams_by_node = _node_containers(snap)
+    proposals: list[_Proposal] = []
     pending: dict[str, _Seen] = {}
+    memos: dict[str, NodeMemo] = {}
+    rises: Counter[str] = Counter()
+    absorbed: Counter[str] = Counter()
+    am_kills: list[tuple[str, str]] = []
+    fraction, tenant_class, previous = ctx.reserves.fraction, ctx.tenant_class, ctx.previous
     for node_id, ns in ctx.nodes.items():
         sample = samples.get(node_id)
         if sample is None:
@@ -180,39 +231,126 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
             why = f"node {sample.state}" if sample.state != "RUNNING" else f"sample {now - sample.time:.0f}s old"
             views.append(_stale_view(ns, ctx, why, "stale:node"))
             continue
-        class_id = ctx.tenant_class.get(ns.tenant, "")
-        frac = ctx.reserves.fraction(class_id or None)
+        class_id = tenant_class.get(ns.tenant, "")
+        frac = fraction(class_id or None)
         reserve_cores = frac * ns.physical_cores
         primary = primary_cpu_cores(sample, ns.physical_cores, ns.capacity.vcores)
         if primary is None:
-            why = "no utilization reported"
+            why = "no utilization reported (or a first-heartbeat zero: unknown)"
             if s.freeze_on_stale:
                 freeze = lower(sample.total, sample.used)
-                proposals.append(Proposal(node_id, freeze, sample.total, sample.used, freeze, ns.capacity, -1,
-                                          f"{why}: freeze at allocation <{freeze.memory_mb} MB, {freeze.vcores} vc>; no kill",
-                                          freeze=True))
+                proposals.append(_Proposal(node_id, freeze, sample.total, sample.used, freeze, ns.capacity, -1,
+                                           f"{why}: freeze at allocation <{freeze.memory_mb} MB, {freeze.vcores} vc>; no kill",
+                                           (), True, sample.time))
             pending[node_id] = _Seen(ns, class_id, None, None, reserve_cores, why, 0)
             continue
         target, formula = _harvestable(ns, sample, primary, reserve_cores, frac, class_id, s)
-        containers = by_node.get(node_id, [])
-        kills, floor, timeout, kill_note = _plan_kills(ctx, ns, sample, target, containers, snap.containers_complete)
-        reason = formula + (f"; {kill_note}" if kill_note else "")
-        proposals.append(Proposal(node_id, target, sample.total, sample.used, floor, ns.capacity, timeout, reason,
-                                  tuple(kills)))
-        pending[node_id] = _Seen(ns, class_id, target, primary, reserve_cores, reason, len(kills))
-    actions, outcomes = arbitrate(proposals, now=now, strategy=s, last_pushed=ctx.last_pushed, stimulus_id=ctx.stimulus_id)
-    # principle 16: each action carries the time of the sample it was decided from
-    actions = [replace(a, data_at=samples[a.node_id].time if a.node_id in samples else snap.time)  # type: ignore[attr-defined]
-               for a in actions]
+        prev = previous.get(node_id)
+        used, total = sample.used, sample.total
+        memos[node_id] = NodeMemo(target, primary, used)
+        # an increase needs the previous fresh sample's consent (module docstring)
+        consent = prev.target if prev is not None else total
+        bound = Resources(max(total.memory_mb, consent.memory_mb), max(total.vcores, consent.vcores))
+        proposed = target if target.fits_in(bound) else lower(target, bound)
+        held = "" if proposed is target else (
+            "; increase held: first sample of the node, unconfirmed" if prev is None else
+            f"; increase held to <{proposed.memory_mb} MB, {proposed.vcores} vc> (the previous sample's target)")
+        limit = kill_limit(ns, sample, primary, target, s)
+        plan = plan_kills(s, now, ctx.stimulus_id, ctx.kills, ns, sample, target, limit, reserve_cores,
+                          by_node.get(node_id, []), ams_by_node.get(node_id, ZERO), snap.containers_complete)
+        killing = plan.cut_to is not None and not used.fits_in(plan.cut_to) or bool(plan.kills)
+        if prev is not None and prev.allocated.vcores > 0 and primary - prev.primary_cpu_cores >= RISE_FRACTION * ns.physical_cores:
+            rises[class_id] += 1
+            absorbed[class_id] += not killing
+        if plan.am_kill:
+            am_kills.append((node_id, plan.am_kill))
+        note = plan.note
+        why = formula + (held + (f"; {note}" if note else ""),)
+        # a cut to what the primary leaves never raises past the consent either
+        proposals.append(_Proposal(node_id, lower(plan.cut_to, bound) if plan.cut_to is not None else proposed, total,
+                                   used, plan.floor, ns.capacity, plan.timeout, why, plan.kills, False, sample.time))
+        pending[node_id] = _Seen(ns, class_id, target, primary, reserve_cores, why, len(plan.kills))
+    actions, outcomes = _rule(proposals, ctx)
     for node_id, seen in pending.items():
         o = outcomes.get(node_id)
-        outcome = "stale:no_utilization" if o is None else f"{'sent' if o.sent else 'skipped'}:{o.label}"
+        outcome = "stale:no_utilization" if o is None else f"{'sent' if o[0] else 'skipped'}:{o[1]}"
+        note = "" if o is None else o[3]
+        why = seen.why if not note else (seen.why + f" [{note}]" if isinstance(seen.why, str) else seen.why + (f" [{note}]",))
         views.append(NodeView(
             node_id, seen.ns.tenant, seen.class_id, seen.ns.capacity, seen.target, seen.primary, seen.reserve_cores,
-            seen.target is None, seen.reason + (f" [{o.note}]" if o is not None and o.note else ""), outcome,
-            None if o is None else o.capacity_after, seen.kills,
+            seen.target is None, why, outcome, None if o is None else o[2], seen.kills,
         ))
-    return GuardDecision(now, tuple(actions), tuple(views))
+    coverage = {c: (rises[c], absorbed[c]) for c in rises}
+    return GuardDecision(now, tuple(actions), tuple(views), memos, coverage, tuple(am_kills))
+
+
+class _Proposal(NamedTuple):
+    """One node's wanted capacity and what bounds it, before the arbiter's ruling."""
+
+    node_id: str
+    target: Resources
+    reference: Resources          # the capacity the RM has now
+    allocated: Resources          # what containers hold now
+    floor: Resources              # allocation that remains after this decision's kills
+    limit: Resources              # the NodeManager's configured resources
+    overcommit_timeout_ms: int
+    why: str | tuple              # the reason (tuple: the formula's numbers, rendered only if sent)
+    kills: tuple[KillContainer, ...]
+    freeze: bool
+    data_at: float                # the node sample's time (principle 16: the actuator's deadline)
+
+
+def _rule(proposals: list[_Proposal], ctx: GuardContext
+          ) -> tuple[list[Action], dict[str, tuple[bool, str, Resources, str]]]:
+    """The arbiter's ruling over every proposal at once: kills first (freeing starts sooner), then
+    the capacity updates worth sending; per node (sent, label, capacity after, note)."""
+    if not proposals:
+        return [], {}
+    s, now = ctx.strategy, ctx.now
+
+    def col(f, dtype=np.int64) -> np.ndarray:  # type: ignore[no-untyped-def]
+        return np.fromiter((f(p) for p in proposals), dtype, len(proposals))
+
+    last = ctx.last_pushed
+    p = Proposals(
+        col(lambda p: p.target.memory_mb), col(lambda p: p.target.vcores),
+        col(lambda p: p.reference.memory_mb), col(lambda p: p.reference.vcores),
+        col(lambda p: p.allocated.memory_mb), col(lambda p: p.allocated.vcores),
+        col(lambda p: p.floor.memory_mb), col(lambda p: p.floor.vcores),
+        col(lambda p: p.limit.memory_mb), col(lambda p: p.limit.vcores),
+        col(lambda p: p.freeze, bool),
+        col(lambda p: last[p.node_id].at if p.node_id in last else -math.inf, np.float64),
+    )
+    r = arbitrate(p, now=now, strategy=s)
+    kills: list[Action] = [k for prop in proposals for k in prop.kills]
+    updates: list[Action] = []
+    outcomes: dict[str, tuple[bool, str, Resources, str]] = {}
+    notable = np.flatnonzero(r.sent | r.capped | r.raised | (r.label == RATE_LIMIT)).tolist()
+    notes = {i: ruling_note(p, r, i, now, s) for i in notable}
+    for i, prop in enumerate(proposals):
+        sent, label = bool(r.sent[i]), LABELS[r.label[i]]
+        note = notes.get(i, "")
+        after = Resources(int(r.after_mb[i]), int(r.after_vc[i])) if sent else prop.reference
+        outcomes[prop.node_id] = (sent, label, after, note)
+        if sent:
+            text = prop.why if isinstance(prop.why, str) else _render(prop.why)
+            updates.append(SetNodeCapacity(
+                node_id=prop.node_id, resources=after,
+                overcommit_timeout_ms=prop.overcommit_timeout_ms if r.cuts[i] else -1,
+                reason=text + (f" [{note}]" if note else ""), stimulus_id=ctx.stimulus_id, data_at=prop.data_at))
+    return kills + updates, outcomes
+
+
+def _render(why: tuple) -> str:
+    """The formula's text from `_harvestable`'s numbers, then what was appended to it."""
+    cores, primary, reserve, frac, class_id, ratio, vcores, host, p_mem, r_mem, free, mem = why[:12]
+    text = (f"cpu {cores:g} cores − primary {primary:.2f} − reserve {reserve:.2f} ({frac:.2f} × {cores:g}, class "
+            f"{class_id or 'none'}) = {cores - primary - reserve:.2f} cores × {ratio:.3g} vc/core → {vcores} vcores")
+    if host is None:
+        text += f"; memory not harvested → {mem} MB"
+    else:
+        text += f"; mem {host} − primary {p_mem:.0f} − reserve {r_mem:.0f} = {free:.0f} → {mem} MB"
+    return text + "".join(why[12:])
 
 
 def _stale_view(ns: NodeStrategy, ctx: GuardContext, why: str, outcome: str) -> NodeView:
@@ -225,87 +363,19 @@ def _stale_view(ns: NodeStrategy, ctx: GuardContext, why: str, outcome: str) -> 
 def _harvestable(
     ns: NodeStrategy, sample: NodeSample, primary: float, reserve_cores: float, frac: float, class_id: str,
     s: GuardStrategy,
-) -> tuple[Resources, str]:
-    """The capacity formula of the module docstring, and its text."""
+) -> tuple[Resources, tuple]:
+    """The capacity formula of the module docstring, and its numbers (`_render` writes the text)."""
     cores = ns.physical_cores - primary - reserve_cores
     ratio = ns.vcores_per_core
     vcores = min(ns.capacity.vcores, max(0, math.floor(cores * ratio + 1e-9)))
-    cpu = (f"cpu {ns.physical_cores:g} cores − primary {primary:.2f} − reserve {reserve_cores:.2f} "
-           f"({frac:.2f} × {ns.physical_cores:g}, class {class_id or 'none'}) = {cores:.2f} cores "
-           f"× {ratio:.3g} vc/core → {vcores} vcores")
     host = ns.host_memory_mb
     if host is None or sample.node_memory_mb is None:
-        return Resources(ns.capacity.memory_mb, vcores), cpu + f"; memory not harvested → {ns.capacity.memory_mb} MB"
+        mem_mb = ns.capacity.memory_mb
+        return Resources(mem_mb, vcores), (ns.physical_cores, primary, reserve_cores, frac, class_id, ratio, vcores,
+                                           None, 0.0, 0.0, 0.0, mem_mb)
     p_mem = max(0.0, sample.node_memory_mb - (sample.containers_memory_mb or 0.0))
     r_mem = s.memory_reserve_fraction * host
     free = host - p_mem - r_mem
     mem = min(ns.capacity.memory_mb, max(0, math.floor(free)))
-    return Resources(mem, vcores), cpu + f"; mem {host} − primary {p_mem:.0f} − reserve {r_mem:.0f} = {free:.0f} → {mem} MB"
-
-
-def _plan_kills(
-    ctx: GuardContext, ns: NodeStrategy, sample: NodeSample, target: Resources,
-    containers: list[ContainerInfo], containers_known: bool,
-) -> tuple[list[KillContainer], Resources, int, str]:
-    """(kill actions, allocation floor after them, overCommitTimeout for a cut, note)."""
-    s, now = ctx.strategy, ctx.now
-    allocated = sample.used
-    ams = ZERO  # what the RM never kills: the floor of a cut it enforces
-    for c in containers:
-        if c.is_am:
-            ams = ams + c.resources
-    if s.kill_mechanism is not KillMechanism.SIGNALS:
-        backstop = s.kill_mechanism is KillMechanism.SIGNALS_WITH_BACKSTOP
-        timeout = s.backstop_timeout_ms if backstop else s.overcommit_timeout_ms
-    else:
-        timeout = -1
-    if s.kill_mechanism is KillMechanism.RM_OVERCOMMIT:
-        if allocated.fits_in(target):
-            return [], allocated, timeout, ""
-        return [], ams, timeout, (
-            f"allocated <{allocated.memory_mb} MB, {allocated.vcores} vc> does not fit: the RM kills the youngest "
-            f"non-AM containers, exactly enough, {timeout} ms after the update (overCommitTimeout)"
-        )
-    # signals: escalate graceful kills that outlived the delay, then pick new victims
-    listed = {c.container_id: c for c in containers}
-    kills: list[KillContainer] = []
-    freeing = ZERO
-    for rec in ctx.kills.values():
-        c = listed.get(rec.container_id)
-        if rec.node_id != ns.node_id or c is None:
-            continue
-        freeing = freeing + c.resources
-        if rec.phase is KillPhase.GRACEFUL and now - rec.since >= s.escalation_delay_s and (s.kill_ams or not c.is_am):
-            kills.append(KillContainer(
-                container_id=c.container_id, node_id=ns.node_id, graceful=False, stimulus_id=ctx.stimulus_id,
-                reason=f"still running {now - rec.since:.0f}s after GRACEFUL_SHUTDOWN ≥ escalation delay "
-                       f"{s.escalation_delay_s:g}s: FORCEFUL_SHUTDOWN",
-            ))
-    remaining = allocated - freeing
-    if remaining.fits_in(target):
-        floor = remaining if timeout < 0 else ams
-        return kills, floor, timeout, ""
-    if not containers_known:
-        return kills, remaining if timeout < 0 else ams, timeout, "containers not listed: no victim can be chosen"
-    eligible = sorted(
-        (c for c in containers if c.container_id not in ctx.kills and (s.kill_ams or not c.is_am)),
-        key=lambda c: (c.priority, -c.started_at, c.container_id),
-    )
-    picked = []
-    for c in eligible:
-        if remaining.fits_in(target):
-            break
-        picked.append(c)
-        remaining = remaining - c.resources
-    for c in picked:
-        kills.append(KillContainer(
-            container_id=c.container_id, node_id=ns.node_id, graceful=True, stimulus_id=ctx.stimulus_id,
-            reason=(f"allocated <{allocated.memory_mb} MB, {allocated.vcores} vc> > harvestable "
-                    f"<{target.memory_mb} MB, {target.vcores} vc>: GRACEFUL_SHUTDOWN {c.container_id} "
-                    f"(priority {c.priority}, started {now - c.started_at:.0f}s ago) frees "
-                    f"<{c.resources.memory_mb} MB, {c.resources.vcores} vc>"),
-        ))
-    short = "" if remaining.fits_in(target) else "; not enough killable containers (AMs are protected)"
-    floor = Resources(max(0, remaining.memory_mb), max(0, remaining.vcores)) if timeout < 0 else ams
-    note = f"{len(picked)} victim(s) by lowest priority, youngest first{short}"
-    return kills, floor, timeout, note
+    return Resources(mem, vcores), (ns.physical_cores, primary, reserve_cores, frac, class_id, ratio, vcores,
+                                    host, p_mem, r_mem, free, mem)

@@ -1,7 +1,8 @@
 """Reserve per class: the fitted margin made safe — floor, cap and cold start (policy).
 
-The margin model (models/margins.py, paper 004 §4) says how far a class's primary usually moves
-between two samples. Turning it into the reserve the guard keeps free is policy (DESIGN.md
+The margin model (models/reaction_margins.py: how far a class's primary climbs within the
+guard's reaction horizon; or models/margins.py: how far it moves between two 2-minute slots,
+paper 004 §4) says what the reserve must absorb. Turning it into the reserve the guard keeps free is policy (DESIGN.md
 principle 9):
 - cold start: a class without a fitted margin, or fitted on fewer than `min_changes`
   observations (default 720 = one day of 2-minute samples), gets `cold_start` (default 0.20:
@@ -68,5 +69,17 @@ def resolve_reserves(margins: MarginModel | None, class_ids: Iterable[str], poli
             reasons[cid] = f"cold start {policy.cold_start:.2f} ({seen} changes < {policy.min_changes})"
             continue
         by_class[cid] = clamp(m.margin)
-        reasons[cid] = f"q{m.quantile:.2f} |Δu| = {m.margin:.3f} over {m.changes} changes, clamped to [{lo:.2f}, {hi:.2f}]"
+        if margins is not None and margins.method == "reaction":
+            reasons[cid] = (f"q{m.quantile:.2f} rise within H = {margins.horizon_s:g} s = {m.margin:.3f} ({m.source}), "
+                            f"clamped to [{lo:.2f}, {hi:.2f}]")
+        else:
+            reasons[cid] = f"q{m.quantile:.2f} |Δu| = {m.margin:.3f} over {m.changes} changes, clamped to [{lo:.2f}, {hi:.2f}]"
     return ReserveTable(by_class, reasons, clamp(policy.cold_start), f"cold start {policy.cold_start:.2f} (no class)")
+
+
+def fixed_reserves(class_ids: Iterable[str], fraction: float) -> ReserveTable:
+    """The same reserve on every node, fitted nothing (`reserve.method: fixed`: primary-aware YARN's
+    classic reserve, the evaluation's fixed-reserve baseline)."""
+    why = f"fixed {fraction:.2f} (reserve.method fixed)"
+    ids = list(class_ids)
+    return ReserveTable({c: fraction for c in ids}, {c: why for c in ids}, fraction, why)

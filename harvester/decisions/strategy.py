@@ -82,6 +82,8 @@ class GuardStrategy:
     kill_ams: bool = False
     freeze_on_stale: bool = True
     memory_reserve_fraction: float = 0.10
+    kill_when: str = "reserve_exhausted"     # or "reserve_used" (decisions/guard_kills.py)
+    am_floor: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +234,7 @@ def guard_strategy(h: HarvestingSettings, *, telemetry_stale_after_s: float) -> 
         min_interval_s=g.min_interval_s, kill_mechanism=KillMechanism(g.kill_mechanism),
         overcommit_timeout_ms=g.overcommit_timeout_ms, backstop_timeout_ms=g.backstop_timeout_ms,
         escalation_delay_s=g.escalation_delay_s, kill_ams=g.kill_ams, freeze_on_stale=g.freeze_on_stale,
-        memory_reserve_fraction=h.reserve.memory_fraction,
+        memory_reserve_fraction=h.reserve.memory_fraction, kill_when=g.kill_when, am_floor=g.am_floor,
     )
 
 

@@ -102,10 +102,11 @@ class HarvestingSqlMixin:
         v = model.version
         self._write([
             ("DELETE FROM class_margins WHERE version = ?", [(v,)]),
-            ("INSERT OR REPLACE INTO margin_models (version, fitted_at, quantile, step_s) VALUES (?, ?, ?, ?)",
-             [(v, model.fitted_at, model.quantile, model.step_s)]),
-            ("INSERT INTO class_margins VALUES (?, ?, ?, ?, ?)",
-             [(v, m.class_id, _null(m.margin), m.changes, _null(m.mean_change)) for m in model.margins]),
+            ("INSERT OR REPLACE INTO margin_models (version, fitted_at, quantile, step_s, method, horizon_s) "
+             "VALUES (?, ?, ?, ?, ?, ?)",
+             [(v, model.fitted_at, model.quantile, model.step_s, model.method, model.horizon_s)]),
+            ("INSERT INTO class_margins (version, class_id, margin, changes, mean_change, source) VALUES (?, ?, ?, ?, ?, ?)",
+             [(v, m.class_id, _null(m.margin), m.changes, _null(m.mean_change), m.source) for m in model.margins]),
         ])
         return 1 + len(model.margins)
 
@@ -114,12 +115,13 @@ class HarvestingSqlMixin:
         if v is None:
             return None
         with self._lock:
-            head = self._db.execute("SELECT fitted_at, quantile, step_s FROM margin_models WHERE version = ?", (v,)).fetchone()
+            head = self._db.execute("SELECT fitted_at, quantile, step_s, method, horizon_s FROM margin_models "
+                                    "WHERE version = ?", (v,)).fetchone()
             rows = self._db.execute(
-                "SELECT class_id, margin, changes, mean_change FROM class_margins WHERE version = ? ORDER BY class_id",
-                (v,)).fetchall()
-        margins = tuple(ClassMargin(r[0], head[1], _nan(r[1]), r[2], _nan(r[3])) for r in rows)
-        return MarginModel(v, head[0], head[1], head[2], margins)
+                "SELECT class_id, margin, changes, mean_change, source FROM class_margins WHERE version = ? "
+                "ORDER BY class_id", (v,)).fetchall()
+        margins = tuple(ClassMargin(r[0], head[1], _nan(r[1]), r[2], _nan(r[3]), r[4]) for r in rows)
+        return MarginModel(v, head[0], head[1], head[2], margins, method=head[3], horizon_s=head[4])
 
     # --- retention of model versions ----------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""SQLite side of the live-harvesting tables (schema version 3): tenant slots, node baselines.
+"""SQLite side of the live-harvesting tables: tenant slots, node baselines (schema version 3),
+primary vectors (version 7).
 
 A mixin of `SqliteHistoryStore` (it uses that class's `_db` connection and `_lock`), like
 harvesting_sqlite.py. The contract is in history/store.py.
@@ -6,13 +7,20 @@ harvesting_sqlite.py. The contract is in history/store.py.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
-from typing import Collection, Sequence
+from typing import Collection, Iterator, Sequence
+
+import numpy as np
 
 from harvester.domain import NodeBaseline, Resources
 from harvester.history.sql import window_select
+from harvester.models.reaction_margins import PrimaryBlock
 from harvester.models.tenant_slots import TenantSlot
+
+#: Polls per block read back by `primary_vectors` (bounded memory: 10,000 nodes → 80 MB).
+VECTOR_BLOCK = 2048
 
 
 class LiveSqlMixin:
@@ -75,3 +83,58 @@ class LiveSqlMixin:
                 "SELECT node_id, hostname, memory_mb, vcores, seen_at FROM node_baselines ORDER BY node_id"
             ).fetchall()
         return {r[0]: NodeBaseline(r[0], r[1], Resources(r[2], r[3]), r[4]) for r in rows}
+
+    # --- primary vectors -----------------------------------------------------------------
+
+    def _node_set(self, node_ids: Sequence[str]) -> int:
+        """Id of a node order (cached; caller holds the lock)."""
+        key = tuple(node_ids)
+        cache: dict[tuple[str, ...], int] = self.__dict__.setdefault("_node_set_ids", {})
+        if key not in cache:
+            text = json.dumps(list(key))
+            row = self._db.execute("SELECT id FROM node_sets WHERE nodes = ?", (text,)).fetchone()
+            if row is None:
+                row = (self._db.execute("INSERT INTO node_sets (nodes) VALUES (?)", (text,)).lastrowid,)
+            cache[key] = int(row[0])
+        return cache[key]
+
+    def append_primary_vectors(self, times: Sequence[float], node_ids: Sequence[str], values: np.ndarray) -> int:
+        values = np.asarray(values, dtype=np.float32).reshape(len(times), len(node_ids))
+        if not len(times):
+            return 0
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                ns = self._node_set(node_ids)
+                self._db.executemany("INSERT INTO primary_vectors (t, node_set, util) VALUES (?, ?, ?)",
+                                     [(float(t), ns, row.tobytes()) for t, row in zip(times, values)])
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                self.__dict__.pop("_node_set_ids", None)
+                raise
+        return len(times)
+
+    def primary_vectors(self, *, since: float, until: float | None = None) -> Iterator[PrimaryBlock]:
+        with self._lock:
+            sets = {r[0]: tuple(json.loads(r[1])) for r in self._db.execute("SELECT id, nodes FROM node_sets")}
+        cursor = (since - 1.0, -1)
+        where = "(t, rowid) > (?, ?) AND t >= ?" + (" AND t < ?" if until is not None else "")
+        while True:  # pages of VECTOR_BLOCK polls, each split where the node set changes
+            args = (*cursor, since) + (() if until is None else (until,))
+            with self._lock:
+                rows = self._db.execute(f"SELECT t, rowid, node_set, util FROM primary_vectors WHERE {where} "
+                                        "ORDER BY t, rowid LIMIT ?", (*args, VECTOR_BLOCK)).fetchall()
+            if not rows:
+                return
+            cursor = (rows[-1][0], rows[-1][1])
+            start = 0
+            while start < len(rows):
+                ns = rows[start][2]
+                end = start
+                while end < len(rows) and rows[end][2] == ns:
+                    end += 1
+                chunk = rows[start:end]
+                values = np.frombuffer(b"".join(r[3] for r in chunk), dtype=np.float32).reshape(len(chunk), len(sets[ns]))
+                yield PrimaryBlock(sets[ns], np.array([r[0] for r in chunk]), values)
+                start = end

@@ -262,4 +262,29 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
     ),
 )
 
+MIGRATIONS += (
+    (
+        7,
+        (
+            # Issue 16: every poll's primary utilization per node as one float32 vector (the raw
+            # samples the reaction-time reserve is fitted from, models/reaction_margins.py), kept
+            # for store.raw_samples_retention_days; the node order of a vector is a node set.
+            """CREATE TABLE node_sets (
+                id INTEGER PRIMARY KEY,
+                nodes TEXT NOT NULL UNIQUE
+            )""",
+            """CREATE TABLE primary_vectors (
+                t REAL NOT NULL,
+                node_set INTEGER NOT NULL,
+                util BLOB NOT NULL
+            )""",
+            "CREATE INDEX primary_vectors_by_time ON primary_vectors (t)",
+            # how a margin model was fitted (change / reaction / fixed), its horizon, per class the source
+            "ALTER TABLE margin_models ADD COLUMN method TEXT NOT NULL DEFAULT 'change'",
+            "ALTER TABLE margin_models ADD COLUMN horizon_s REAL",
+            "ALTER TABLE class_margins ADD COLUMN source TEXT NOT NULL DEFAULT 'slots'",
+        ),
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]

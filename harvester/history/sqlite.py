@@ -128,7 +128,8 @@ class SqliteHistoryStore(HarvestingSqlMixin, LiveSqlMixin, HdfsSqlMixin, Decisio
     def prune(self, before: float) -> dict[str, int]:
         with self._lock:
             cur = self._db.execute("DELETE FROM node_samples WHERE t < ?", (before,))
-            return {"node_samples": cur.rowcount}
+            vectors = self._db.execute("DELETE FROM primary_vectors WHERE t < ?", (before,))
+            return {"node_samples": cur.rowcount, "primary_vectors": vectors.rowcount}
 
     def close(self) -> None:
         with self._lock:

@@ -4,7 +4,7 @@ Contract (tests/history check it against the one implementation, history/sqlite.
 and on `:memory:`):
 - writes are appends; `append_*` returns how many rows were stored;
 - reads return rows ordered by time then node id, within `[since, until)`;
-- `prune(before)` removes raw node samples older than `before` and returns counts per table
+- `prune(before)` removes raw node samples and primary vectors older than `before` and returns counts per table
   (tenant slots have their own `prune_tenant_slots`: raw samples are kept for days, slots for
   the model window);
 - the store never reads a clock: every time comes from the caller.
@@ -14,7 +14,9 @@ Models never write to the store themselves (principle 9): loops read history, ca
 
 from __future__ import annotations
 
-from typing import Collection, Protocol, Sequence
+from typing import Collection, Iterator, Protocol, Sequence
+
+import numpy as np
 
 from harvester.decisions.hdfs_table import PublishedVersion
 from harvester.domain import DecisionRecord, NodeBaseline, NodeSample
@@ -22,6 +24,7 @@ from harvester.models.hdfs_grid_model import GridModel
 from harvester.models.job_history import JobRun
 from harvester.models.margins import MarginModel
 from harvester.models.provenance import FileAccess, ProvenanceCursor, RunRecord
+from harvester.models.reaction_margins import PrimaryBlock
 from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
 from harvester.models.slo_contract import SloContract
 from harvester.models.tenant_slots import TenantSlot
@@ -93,6 +96,15 @@ class HistoryStore(Protocol):
     def record_node_baselines(self, baselines: Sequence[NodeBaseline]) -> int: ...
 
     def node_baselines(self) -> dict[str, NodeBaseline]: ...
+
+    # --- primary vectors (schema version 7) -----------------------------------------------
+    # One row per poll: the primary utilization of every harvested node (float32, NaN =
+    # unknown) in the order of `node_ids`. Read back in time order as `PrimaryBlock`s of
+    # consecutive polls with the same node order (bounded size), within `[since, until)`.
+
+    def append_primary_vectors(self, times: Sequence[float], node_ids: Sequence[str], values: np.ndarray) -> int: ...
+
+    def primary_vectors(self, *, since: float, until: float | None = None) -> Iterator[PrimaryBlock]: ...
 
     # --- HDFS-H (schema version 4) --------------------------------------------------------
     # Grids are stored whole per version with each tenant's cell and statistics (saving a

@@ -15,9 +15,12 @@ One tick, in order:
 4. with `actuate`, the actions go to the actuator (rm: actuators/rm.py) once; what was sent
    updates the kill records and the last push per node;
 5. the decision, the classes' current state and the loop's own status (kills in flight, the
-   bounded log of the last actions with their stimulus, formula and fate — principle 4) are
-   published on the state board (board/harvesting.py) for the read side (gRPC
+   bounded log of the last actions with their stimulus, formula and fate — principle 4 —, the
+   reserve's coverage per class since start and the ApplicationMasters taken as a last resort)
+   are published on the state board (board/harvesting.py) for the read side (gRPC
    ListNodeCapacities / SelectClasses, GET /v1/harvesting/nodes) and recorded in metrics.
+What each node looked like at this decision (`GuardDecision.memos`) is kept for the next one:
+an increase needs two fresh samples that allow it, and a rise is measured between decisions.
 The same object runs live (a `ControlLoop` thread) and in the simulator (the engine ticks it on
 simulated time with `SimTelemetrySource` / `SimActuator`; harvester/control.py builds both).
 """
@@ -34,7 +37,7 @@ from harvester.actuators.port import Actuator
 from harvester.board.harvesting import ActionLogEntry, GuardStatus, HarvestingBoard
 from harvester.decisions.arbiter import PushRecord
 from harvester.decisions.class_view import class_states, nodes_per_class
-from harvester.decisions.guard import GuardContext, GuardDecision, NodeView, evaluate
+from harvester.decisions.guard import GuardContext, GuardDecision, NodeMemo, NodeView, evaluate
 from harvester.decisions.kills import KillRecord, reconcile, record_failures, record_sent
 from harvester.decisions.nudge import NUDGE_PREFIX, NudgeContext, decide_nudge
 from harvester.decisions.strategy import GuardStrategy
@@ -94,6 +97,9 @@ class GuardTick:
         self._records: list[DecisionRecord] = []
         self._nudges = nudges  # Morpheus's queue nudges go out through this tick (decisions/nudge.py)
         self._sent_capacity: frozenset[str] = frozenset()
+        self._memos: dict[str, NodeMemo] = {}
+        self._coverage: dict[str, tuple[int, int]] = {}
+        self._am_kills: deque[tuple[float, str, str]] = deque(maxlen=LOG_SIZE)
         board.publish_guard_status(GuardStatus(self.actuating))
 
     @property
@@ -106,7 +112,8 @@ class GuardTick:
 
     def _publish_status(self) -> None:
         self._board.publish_guard_status(GuardStatus(self.actuating, tuple(self._kills.values()), tuple(self._finished),
-                                                     dict(self._left_out), tuple(self._log), self._acted_on))
+                                                     dict(self._left_out), tuple(self._log), self._acted_on,
+                                                     dict(self._coverage), tuple(self._am_kills)))
 
     def _take_errors(self) -> list[ActionError]:
         """The last batch's outcomes as the RM reported them: `failed` ends a kill (the container
@@ -191,7 +198,7 @@ class GuardTick:
         self._seq += 1
         stimulus = f"guard-{now:.0f}-{self._seq}"
         ctx = GuardContext(now, snap, nodes, model.tenant_class_map() if model else {}, view.reserves, self._strategy,
-                           dict(self._last_pushed), dict(self._kills), stimulus)
+                           dict(self._last_pushed), dict(self._kills), stimulus, self._memos)
         began = time.perf_counter()  # decision cost in wall time, whatever the Clock
         decision = evaluate(ctx)
         self._metrics.record_decision("guard", time.perf_counter() - began)
@@ -203,6 +210,14 @@ class GuardTick:
         self._record(decision, sent, now, snap)
         if snap is not None:
             self._acted_on = snap.time
+        self._memos = dict(decision.memos)
+        for cid, (rises, absorbed) in decision.coverage.items():
+            r, a = self._coverage.get(cid, (0, 0))
+            self._coverage[cid] = (r + rises, a + absorbed)
+        self._metrics.record_rises(decision.coverage)
+        if sent or self._actuator is None:
+            self._am_kills.extend((now, node, why) for node, why in decision.am_kills)
+            self._metrics.record_am_kills(Counter(why.split(":", 1)[0] for _, why in decision.am_kills))
         if model is None:
             self._board.publish_guard(decision)
         else:

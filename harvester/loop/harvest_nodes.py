@@ -10,19 +10,36 @@ baselines die with the process — give `harvesting.node_resources.vcores` / `me
 
 `FoldTenantSlots` is a telemetry observer: each good poll becomes one contribution per tenant
 to its 2-minute slot (models/tenant_slots.py, OSDI'16 §3.2), persisted at once so the refit
-reads ≤ 30 days × 720 slots per tenant instead of raw samples.
+reads ≤ 30 days × 720 slots per tenant instead of raw samples. `RecordPrimaryVectors` keeps
+the same poll's per-node primary utilization as one vector (the raw samples the reaction-time
+reserve is fitted from, models/reaction_margins.py). Both read `NodeRegistry.utilization`,
+computed once per snapshot.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any, Mapping
+
+import numpy as np
 
 from harvester.config_harvesting import HarvestingSettings
 from harvester.decisions.strategy import NodeIdentity, NodeResolver, NodeStrategy
 from harvester.domain import ClusterSnapshot, NodeBaseline, Resources
 from harvester.history.store import HistoryStore
-from harvester.models.tenant_slots import aggregate_poll
+from harvester.models.tenant_slots import node_utilization, slots_from_utilization
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PollUtilization:
+    """Each harvested node's u(node) in one poll (models/tenant_slots.py; NaN: does not count),
+    in node-id order."""
+
+    time: float
+    node_ids: tuple[str, ...]
+    tenants: tuple[str, ...]
+    util: np.ndarray
 from harvester.observability.metrics import Metrics
 
 
@@ -39,6 +56,7 @@ class NodeRegistry:
         self._generation = 0  # bumped when a baseline is added: resolutions of older snapshots are stale
         self._lock = threading.Lock()
         self._baselines: dict[str, NodeBaseline] = store.node_baselines()
+        self._util: tuple[ClusterSnapshot, int, PollUtilization] | None = None
 
     @property
     def harvesting(self) -> HarvestingSettings:
@@ -89,6 +107,40 @@ class NodeRegistry:
             return resolved, left_out
 
 
+    def utilization(self, snapshot: ClusterSnapshot) -> PollUtilization:
+        """Every harvested node's primary utilization in `snapshot` (kept for the last one)."""
+        nodes, _ = self.resolve(snapshot)
+        with self._lock:
+            if self._util is not None and self._util[0] is snapshot and self._util[1] == self._generation:
+                return self._util[2]
+            generation = self._generation
+        samples = sorted((n for n in snapshot.nodes if n.node_id in nodes), key=lambda n: n.node_id)
+        util = np.fromiter((node_utilization(n, nodes[n.node_id].physical_cores, nodes[n.node_id].capacity.vcores)
+                            for n in samples), np.float64, len(samples))
+        out = PollUtilization(snapshot.time, tuple(n.node_id for n in samples),
+                              tuple(nodes[n.node_id].tenant for n in samples), util)
+        with self._lock:
+            self._util = (snapshot, generation, out)
+        return out
+
+
+class RecordPrimaryVectors:
+    """Telemetry observer: one poll → one primary vector in the store (the reserve's raw samples)."""
+
+    def __init__(self, registry: NodeRegistry, store: HistoryStore, metrics: Metrics) -> None:
+        self._registry = registry
+        self._store = store
+        self._metrics = metrics
+
+    def __call__(self, snapshot: ClusterSnapshot) -> Mapping[str, Any]:
+        u = self._registry.utilization(snapshot)
+        if not u.node_ids:
+            return {}
+        written = self._store.append_primary_vectors([u.time], u.node_ids, u.util.astype(np.float32)[None, :])
+        self._metrics.record_rows_written("primary_vectors", written)
+        return {"primary_vectors": written}
+
+
 class FoldTenantSlots:
     """Telemetry observer: one poll → per-tenant slot contributions in the store."""
 
@@ -99,15 +151,8 @@ class FoldTenantSlots:
         self._step_s = step_s
 
     def __call__(self, snapshot: ClusterSnapshot) -> Mapping[str, Any]:
-        nodes, _ = self._registry.resolve(snapshot)
-        rows = aggregate_poll(
-            snapshot.nodes,
-            {i: ns.tenant for i, ns in nodes.items()},
-            {i: ns.physical_cores for i, ns in nodes.items()},
-            {i: ns.capacity.vcores for i, ns in nodes.items()},
-            time=snapshot.time,
-            step_s=self._step_s,
-        )
+        u = self._registry.utilization(snapshot)
+        rows = slots_from_utilization(u.tenants, u.util, time=snapshot.time, step_s=self._step_s)
         written = self._store.add_tenant_slots(rows)
         self._metrics.record_rows_written("tenant_slots", written)
         return {"tenant_slots": written}

@@ -27,7 +27,8 @@ class RecordTelemetry:
     """`tick(now)`: poll, store samples, remember the snapshot; poll failures fail the tick."""
 
     def __init__(self, source: TelemetrySource, store: HistoryStore, metrics: Metrics,
-                 observers: Sequence[Observer] = ()) -> None:
+                 observers: Sequence[Observer] = (), *, node_rows: bool = True) -> None:
+        self._node_rows = node_rows  # store.node_sample_rows: false keeps only what observers store
         self._source = source
         self._store = store
         self._metrics = metrics
@@ -54,8 +55,9 @@ class RecordTelemetry:
             raise
         self._metrics.record_poll(True, dict(Counter(n.state for n in snapshot.nodes)))
         self._metrics.record_telemetry_age(0.0)
-        written = self._store.append_node_samples(snapshot.nodes)
-        self._metrics.record_rows_written("node_samples", written)
+        written = self._store.append_node_samples(snapshot.nodes) if self._node_rows else 0
+        if written:
+            self._metrics.record_rows_written("node_samples", written)
         with self._lock:
             self._latest = snapshot
         summary: dict[str, Any] = {"source": self._source.name, "nodes": len(snapshot.nodes), "rows_written": written}

@@ -11,8 +11,13 @@ and then uses the K-Means algorithm". Each refit:
    test's missing-data rule (`patterns.max_missing_fraction`) for the first half of the window
    — a sidecar with 6 days of history could not find a daily pattern for 9 more days;
 2. fits the class model (models/utilization_classes.fit, tenants weighted by their node count)
-   and the margins per class (models/margins.fit_margins), both as version = last stored + 1,
-   persists both (principle 9: the model never writes the store, this loop does);
+   and the margins per class by `harvesting.reserve.method`: `reaction` (default) — rises within
+   the reaction horizon H from the raw primary vectors of the last
+   `store.raw_samples_retention_days` (models/reaction_margins.py; classes with too few windows
+   get its coarse rule over the slot changes); `change` — |Δu| between slots
+   (models/margins.py); `fixed` — no fit, `reserve.fixed_fraction` everywhere. Both versioned
+   as last stored + 1 and persisted (principle 9: the model never writes the store, this loop
+   does);
 3. resolves the reserves (decisions/reserve.py policy) and publishes model, reserves and nodes
    per class on the state board (board/harvesting.py); fits and publishes the job history
    of Algorithm 1 lines 3-4 from the stored job runs.
@@ -29,18 +34,21 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import Callable
 
 from harvester.board.harvesting import HarvestingBoard
 from harvester.config_harvesting import HarvestingSettings
 from harvester.decisions.class_view import nodes_per_class
-from harvester.decisions.reserve import ReserveTable, resolve_reserves
+from harvester.decisions.reserve import ReserveTable, fixed_reserves, resolve_reserves
 from harvester.decisions.strategy import NodeStrategy, class_params, reserve_policy
 from harvester.history.store import HistoryStore
 from harvester.loop.runner import TickResult
 from harvester.models.job_history import JobHistoryModel, JobRun, capacity_thresholds, fit_job_history
 from harvester.models.margins import MarginModel, fit_margins
+from harvester.models.reaction_margins import fit_reaction_margins
 from harvester.models.patterns import PATTERNS, Pattern
+from harvester.models.tenant_series import TenantSeries
 from harvester.models.tenant_slots import series_from_slots, slot_start
 from harvester.models.utilization_classes import TenantClassModel, fit
 from harvester.observability.metrics import Metrics
@@ -77,7 +85,11 @@ class Refit:
     """`tick(now)`: refit when due or requested (module docstring); thread-safe."""
 
     def __init__(self, store: HistoryStore, board: HarvestingBoard, metrics: Metrics, harvesting: HarvestingSettings,
-                 nodes: Nodes) -> None:
+                 nodes: Nodes, *, horizon_s: float = 22.0, poll_interval_s: float = 10.0,
+                 raw_window_s: float = 2 * DAY_S) -> None:
+        self._horizon_s = horizon_s
+        self._poll_s = poll_interval_s
+        self._raw_window_s = raw_window_s
         self._store = store
         self._board = board
         self._metrics = metrics
@@ -116,8 +128,7 @@ class Refit:
         began = time.perf_counter()  # decision cost in wall time, whatever the Clock
         series, node_counts = series_from_slots(slots, start=start, end=end, step_s=step)
         model = fit(series, version=version, fitted_at=now, params=class_params(h), tenant_weights=node_counts)
-        margins = fit_margins(series, model.tenant_class_map(), quantile=h.reserve.quantile, version=version,
-                              fitted_at=now)
+        margins = self._margins(series, model, version, now, end)
         self._metrics.record_decision("fit", time.perf_counter() - began)
         self._metrics.record_rows_written("class_models", self._store.save_class_model(model))
         self._metrics.record_rows_written("margin_models", self._store.save_margin_model(margins))
@@ -125,9 +136,25 @@ class Refit:
         return TickResult({"refit": True, "model_version": version, "tenants": len(series.tenants),
                            "classes": len(model.classes), "slots": len(slots)})
 
+    def _margins(self, series: TenantSeries, model: TenantClassModel, version: int, now: float, end: float) -> MarginModel:
+        r = self._h.reserve
+        slots = fit_margins(series, model.tenant_class_map(), quantile=r.quantile, version=version, fitted_at=now)
+        if r.method != "reaction":
+            return replace(slots, method=r.method)
+        tenant_class = model.tenant_class_map()
+        node_class = {n: tenant_class[ns.tenant] for n, ns in self._nodes().items() if ns.tenant in tenant_class}
+        blocks = self._store.primary_vectors(since=end - self._raw_window_s, until=end)
+        return fit_reaction_margins(blocks, node_class, [c.class_id for c in model.classes], horizon_s=self._horizon_s,
+                                    quantile=r.quantile, coarse=slots, interval_s=self._poll_s,
+                                    min_windows=r.min_windows, version=version, fitted_at=now)
+
     def _publish(self, model: TenantClassModel, margins: MarginModel | None, now: float) -> ReserveTable:
         h = self._h
-        reserves = resolve_reserves(margins, [c.class_id for c in model.classes], reserve_policy(h))
+        class_ids = [c.class_id for c in model.classes]
+        if h.reserve.method == "fixed":
+            reserves = fixed_reserves(class_ids, h.reserve.fixed_fraction)
+        else:
+            reserves = resolve_reserves(margins, class_ids, reserve_policy(h))
         nodes = self._nodes()
         self._board.publish_model(model, reserves, nodes_per_class(model, nodes))
         runs = self._store.job_runs(since=now - h.job_length.history_days * DAY_S)

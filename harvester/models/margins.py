@@ -39,13 +39,16 @@ from harvester.models.tenant_series import TenantSeries
 
 @dataclass(frozen=True, slots=True)
 class ClassMargin:
-    """The fitted margin of one class: the `quantile` of |Δu| over `changes` observations."""
+    """The fitted margin of one class: the `quantile` of what it measures over `changes`
+    observations (|Δu| between slots here; rises within the reaction horizon in
+    models/reaction_margins.py, where `source` says whether from raw samples or the coarse rule)."""
 
     class_id: str
     quantile: float
     margin: float
     changes: int
     mean_change: float
+    source: str = "slots"
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ class MarginModel:
     quantile: float
     step_s: float
     margins: tuple[ClassMargin, ...]
+    method: str = "change"               # change (this module), reaction (reaction_margins.py), fixed
+    horizon_s: float | None = None       # the reaction horizon H the margins cover (method reaction)
     _by_class: dict[str, ClassMargin] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -78,6 +78,11 @@ def primary_cpu_cores(sample: NodeSample, physical_cores: float, configured_vcor
     never under-states the primary (the guard may under-offer capacity, never over-offer it);
     when the two agree (no update yet, or the NM follows updates and the update raised
     capacity) it is exact. `configured_vcores` None (unknown) uses the current total alone.
+
+    A host CPU of exactly 0.0 while memory is in use is UNKNOWN (None), not idle: it is what a
+    NodeManager reports before its first monitor sample (seen live: a web node's first heartbeat
+    read nodeCPUUsage 0.0 with 6,000 MB in use, then 4 busy cores five seconds later). A real
+    host with anything in memory never measures exactly zero CPU.
     With V = 0 (configured unknown and the node cut to 0 vcores) containers cannot be
     separated: all host CPU is attributed to the primary — again the safe side. Between an
     update and the NM's next container sample (≤ 1 heartbeat + one 3 s monitor interval) the
@@ -85,11 +90,27 @@ def primary_cpu_cores(sample: NodeSample, physical_cores: float, configured_vcor
     """
     if sample.node_cpu_cores is None or physical_cores <= 0:
         return None
+    if sample.node_cpu_cores == 0.0 and (sample.node_memory_mb or 0.0) > 0.0:
+        return None  # a first-heartbeat zero
     scale_vcores = max(configured_vcores or 0, sample.total.vcores)
     containers = 0.0
     if sample.containers_cpu_vcores is not None and scale_vcores > 0:
         containers = sample.containers_cpu_vcores * physical_cores / scale_vcores
     return max(0.0, sample.node_cpu_cores - containers)
+
+
+def primary_cpu_cores_array(node_cpu: np.ndarray, containers_vcores: np.ndarray, node_memory: np.ndarray,
+                            physical_cores: np.ndarray, configured_vcores: np.ndarray, total_vcores: np.ndarray
+                            ) -> np.ndarray:
+    """`primary_cpu_cores` for many nodes at once (NaN inputs = not reported, NaN out = unknown);
+    the same formula, element by element (tests/property check the two agree)."""
+    scale = np.maximum(configured_vcores, total_vcores).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        containers = np.where((scale > 0) & ~np.isnan(containers_vcores), containers_vcores * physical_cores / scale, 0.0)
+    out = np.maximum(0.0, node_cpu - containers)
+    unknown = np.isnan(node_cpu) | (physical_cores <= 0) | ((node_cpu == 0.0) & (np.nan_to_num(node_memory) > 0.0))
+    out[unknown] = np.nan
+    return out
 
 
 def build_tenant_series(

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -67,20 +67,37 @@ def aggregate_poll(
     Nodes without a tenant, a core count, utilization or in a state other than RUNNING do not
     count; a tenant none of whose nodes counts gets no row (a gap, not a zero).
     """
-    if step_s <= 0:
-        raise ValueError(f"step_s must be positive, got {step_s}")
-    acc: dict[str, list[float]] = {}
+    tenants: list[str] = []
+    util: list[float] = []
     for s in samples:
         tenant = node_tenant.get(s.node_id)
-        cores = physical_cores.get(s.node_id)
-        if tenant is None or not cores or s.state != "RUNNING":
-            continue
-        primary = primary_cpu_cores(s, cores, configured_vcores.get(s.node_id))
-        if primary is None:
-            continue
-        acc.setdefault(tenant, []).append(min(1.0, primary / cores))
+        if tenant is not None:
+            tenants.append(tenant)
+            util.append(node_utilization(s, physical_cores.get(s.node_id), configured_vcores.get(s.node_id)))
+    return slots_from_utilization(tenants, np.asarray(util, dtype=np.float64), time=time, step_s=step_s)
+
+
+def node_utilization(sample: NodeSample, cores: float | None, configured_vcores: int | None) -> float:
+    """u(node) of the module docstring; NaN when it does not count (no cores, not RUNNING, unknown)."""
+    if not cores or sample.state != "RUNNING":
+        return math.nan
+    primary = primary_cpu_cores(sample, cores, configured_vcores)
+    return math.nan if primary is None else min(1.0, primary / cores)
+
+
+def slots_from_utilization(tenants: Sequence[str], util: np.ndarray, *, time: float, step_s: float = 120.0
+                           ) -> list[TenantSlot]:
+    """One poll's contribution per tenant from each node's u(node) (NaN: does not count), sorted by tenant."""
+    if step_s <= 0:
+        raise ValueError(f"step_s must be positive, got {step_s}")
+    names, index = np.unique(np.asarray(tenants, dtype=object), return_inverse=True) if len(tenants) else ((), None)
+    if index is None:
+        return []
+    ok = ~np.isnan(util)
+    sums = np.bincount(index[ok], weights=util[ok], minlength=len(names))
+    counts = np.bincount(index[ok], minlength=len(names))
     start = slot_start(time, step_s)
-    return [TenantSlot(t, start, sum(u) / len(u), 1, len(u)) for t, u in sorted(acc.items())]
+    return [TenantSlot(str(t), start, float(u) / int(n), 1, int(n)) for t, u, n in zip(names, sums, counts) if n]
 
 
 def series_from_slots(

@@ -27,6 +27,7 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         self._children: dict[int, dict[str, Gauge]] = {}  # _set_series' children per gauge
+        self._values: dict[int, dict[str, float]] = {}    # and the value each was last set to
         r = self.registry
         self.build_info = Info("harvester_build", "Harvester version.", registry=r)
         self.build_info.info({"version": __version__})
@@ -102,6 +103,19 @@ class Metrics:
             "harvester_harvest_kills_total",
             "Kills the guard sent (in a dry run: decided, once per kill however many ticks decide it), by reason "
             "(signal_graceful, signal_forceful, rm_overcommit = cuts below allocation the RM enforces).",
+            ["reason"], registry=r,
+        )
+        self.harvest_primary_rises = Counter(
+            "harvester_harvest_primary_rises_total",
+            "Rises of the primary (>= 1 % of a node's cores, between two guard decisions, on a node holding batch "
+            "containers) by class and outcome: absorbed (the reserve took it, no kill) or killed. Reserve coverage = "
+            "absorbed / all.",
+            ["class_id", "outcome"], registry=r,
+        )
+        self.harvest_am_kills = Counter(
+            "harvester_harvest_am_kills_total",
+            "ApplicationMasters the guard let go as a last resort (capacity below the AMs' allocation, or an AM signalled), "
+            "by reason (primary_short: only AMs left, burning at least the reserve, and the primary short).",
             ["reason"], registry=r,
         )
         self.harvest_capacity_updates = Counter(
@@ -292,14 +306,20 @@ class Metrics:
         """One child per key set to its value; children of keys no longer listed are removed.
         Children are kept between calls: a guard tick sets thousands, `labels()` is slow."""
         children = self._children.setdefault(id(gauge), {})
-        for gone in children.keys() - values.keys():
-            gauge.remove(gone)
-            del children[gone]
+        last = self._values.setdefault(id(gauge), {})
+        if len(children) != len(values) or children.keys() != values.keys():
+            for gone in children.keys() - values.keys():
+                gauge.remove(gone)
+                del children[gone]
+                last.pop(gone, None)
         for key, value in values.items():
+            if last.get(key) == value:
+                continue  # a guard tick changes few of thousands: skip the unchanged
             child = children.get(key)
             if child is None:
                 child = children[key] = gauge.labels(key)
             child.set(value)
+            last[key] = value
 
     def record_harvest(self, by_node: Mapping[str, int], by_class: Mapping[str, int]) -> None:
         """Capacity given to YARN after a guard decision; nodes/classes not listed are dropped."""
@@ -310,6 +330,18 @@ class Metrics:
         self.harvest_reserve.clear()
         for class_id, fraction in by_class.items():
             self.harvest_reserve.labels(class_id).set(fraction)
+
+    def record_rises(self, by_class: Mapping[str, tuple[int, int]]) -> None:
+        """Primary rises per class of one guard decision: (rises, absorbed)."""
+        for class_id, (rises, absorbed) in by_class.items():
+            if absorbed:
+                self.harvest_primary_rises.labels(class_id, "absorbed").inc(absorbed)
+            if rises - absorbed:
+                self.harvest_primary_rises.labels(class_id, "killed").inc(rises - absorbed)
+
+    def record_am_kills(self, by_reason: Mapping[str, int]) -> None:
+        for reason, n in by_reason.items():
+            self.harvest_am_kills.labels(reason).inc(n)
 
     def record_kills(self, by_reason: Mapping[str, int]) -> None:
         for reason, n in by_reason.items():

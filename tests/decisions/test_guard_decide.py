@@ -10,7 +10,7 @@ from harvester.decisions.kills import KillPhase, transition
 from harvester.decisions.strategy import KillMechanism
 from harvester.domain import KillContainer, Resources, SetNodeCapacity
 
-from harvesting_builders import NOW, container, context, node_strategy, sample, snapshot
+from harvesting_builders import NOW, agreed, container, context, node_strategy, sample, snapshot
 
 NODE = node_strategy()  # 16 cores, 16 vcores, 64 GiB; reserve 0.125 × 16 = 2 cores in these tests
 
@@ -46,7 +46,8 @@ def test_vcores_use_the_nodes_vcores_per_core_ratio() -> None:
 
 
 def test_capacity_never_exceeds_the_nodemanager_nor_goes_negative() -> None:
-    idle = evaluate(context(snapshot([sample(node_cpu=0.0, total=Resources(65536, 10))]), [NODE], reserve=0.0))
+    idle = evaluate(context(snapshot([sample(node_cpu=0.0, total=Resources(65536, 10))]), [NODE], reserve=0.0,
+                            previous=agreed()))
     assert caps(idle.actions)[0].resources.vcores == 16
     busy = evaluate(context(snapshot([sample(node_cpu=16.0)]), [NODE]))
     assert caps(busy.actions)[0].resources == Resources(65536, 0)
@@ -55,13 +56,13 @@ def test_capacity_never_exceeds_the_nodemanager_nor_goes_negative() -> None:
 def test_increase_waits_for_hysteresis_and_rate_limit() -> None:
     snap = snapshot([sample(total=Resources(65536, 8), node_cpu=1.0)])  # wants 13
     recent = {NODE.node_id: PushRecord(Resources(65536, 8), NOW - 30)}
-    d = evaluate(context(snap, [NODE], last_pushed=recent))
+    d = evaluate(context(snap, [NODE], last_pushed=recent, previous=agreed()))
     assert d.actions == () and d.nodes[0].outcome == "skipped:rate_limit"
     old = {NODE.node_id: PushRecord(Resources(65536, 8), NOW - 61)}
-    [a] = decide(context(snap, [NODE], last_pushed=old))
+    [a] = decide(context(snap, [NODE], last_pushed=old, previous=agreed()))
     assert a.resources.vcores == 13
     small = snapshot([sample(total=Resources(65536, 12), node_cpu=1.0)])  # +1 < min_increase_vcores 2
-    assert evaluate(context(small, [NODE])).nodes[0].outcome == "skipped:hysteresis"
+    assert evaluate(context(small, [NODE], previous=agreed())).nodes[0].outcome == "skipped:hysteresis"
 
 
 def test_small_decrease_is_skipped_but_a_big_one_is_sent_without_rate_limit() -> None:
@@ -77,7 +78,7 @@ def test_spike_rm_mechanism_cuts_with_overcommit_timeout_and_sends_no_signal() -
     cs = [container("am", vcores=1, is_am=True, started_at=NOW - 900)] + [
         container(f"w{i}", started_at=NOW - 500 + i * 100) for i in range(5)]
     snap = snapshot([sample(used=Resources(5 * 4096 + 4096, 11), node_cpu=10.0, containers_vcores=0.0)], cs)
-    d = evaluate(context(snap, [NODE]))
+    d = evaluate(context(snap, [NODE], kill_when="reserve_used"))
     assert kills(d.actions) == []
     [a] = caps(d.actions)
     assert a.resources.vcores == 4 and a.overcommit_timeout_ms == 0
@@ -99,7 +100,7 @@ def _spike(**kw):
 
 
 def test_spike_signals_kill_lowest_priority_youngest_first_never_the_am() -> None:
-    d = evaluate(context(_spike(), [NODE], mechanism=KillMechanism.SIGNALS))
+    d = evaluate(context(_spike(), [NODE], mechanism=KillMechanism.SIGNALS, kill_when="reserve_used"))
     ks = kills(d.actions)
     assert [k.container_id for k in ks] == ["w3", "w2", "w1", "w5"]  # need 11 − 4 = 7 vcores
     assert all(k.graceful and "GRACEFUL_SHUTDOWN" in k.reason for k in ks)
@@ -110,7 +111,8 @@ def test_spike_signals_kill_lowest_priority_youngest_first_never_the_am() -> Non
 
 
 def test_signals_with_backstop_cut_carries_the_backstop_timeout() -> None:
-    d = evaluate(context(_spike(), [NODE], mechanism=KillMechanism.SIGNALS_WITH_BACKSTOP, backstop_timeout_ms=15000))
+    d = evaluate(context(_spike(), [NODE], mechanism=KillMechanism.SIGNALS_WITH_BACKSTOP, backstop_timeout_ms=15000,
+                         kill_when="reserve_used"))
     assert len(kills(d.actions)) == 4 and caps(d.actions)[0].overcommit_timeout_ms == 15000
 
 
@@ -126,7 +128,8 @@ def test_kill_ams_allows_the_am_as_a_victim() -> None:
 
 def test_graceful_kill_escalates_to_forceful_after_the_delay() -> None:
     rec = transition(None, KillPhase.GRACEFUL, NOW - 15, "spike", container_id="w3", node_id=NODE.node_id)
-    d = evaluate(context(_spike(), [NODE], mechanism=KillMechanism.SIGNALS, kills={"w3": rec}, escalation_delay_s=10))
+    d = evaluate(context(_spike(), [NODE], mechanism=KillMechanism.SIGNALS, kills={"w3": rec}, escalation_delay_s=10,
+                         kill_when="reserve_used"))
     ks = kills(d.actions)
     assert ks[0].container_id == "w3" and not ks[0].graceful and "FORCEFUL_SHUTDOWN" in ks[0].reason
     assert "w3" not in [k.container_id for k in ks[1:]], "an in-flight victim is not picked again"

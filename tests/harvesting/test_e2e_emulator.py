@@ -45,7 +45,9 @@ class Rig:
                 "actuate": True,
                 "tenants": [{"tenant": "svc", "environment": "prod", "hostname_pattern": "^localhost$"}],
                 "node_resources": {"physical_cores": 2},
-                "control_period_s": 1, "guard": {"min_interval_s": 10},
+                # kill_when reserve_used: the cut restores the whole reserve, so a 1-core burn kills (the
+                # default, reserve_exhausted, lets the reserve absorb it: tests/decisions/test_guard_kills.py)
+                "control_period_s": 1, "guard": {"min_interval_s": 10, "kill_when": "reserve_used"},
             },
         }, environ={})
         self.app = Harvester(settings, clock=self.cluster.clock, registry=CollectorRegistry())

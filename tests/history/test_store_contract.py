@@ -47,7 +47,7 @@ def test_window_and_node_filter(store: HistoryStore) -> None:
 
 def test_prune_removes_only_older_rows(store: HistoryStore) -> None:
     store.append_node_samples([sample("a:1", t) for t in (10, 20, 30)])
-    assert store.prune(before=25) == {"node_samples": 2}
+    assert store.prune(before=25) == {"node_samples": 2, "primary_vectors": 0}
     assert [s.time for s in store.node_samples(since=0)] == [30]
 
 

@@ -89,7 +89,7 @@ def test_job_runs_upsert_by_app_and_read_by_finish_window(store: HistoryStore) -
 
 def test_harvesting_tables_do_not_change_node_sample_pruning(store: HistoryStore) -> None:
     store.append_job_runs([JobRun("etl", "app_1", 0, 1, 1)])
-    assert store.prune(before=10) == {"node_samples": 0}
+    assert store.prune(before=10) == {"node_samples": 0, "primary_vectors": 0}
     assert len(store.job_runs(since=0)) == 1
 
 

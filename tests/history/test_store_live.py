@@ -39,7 +39,7 @@ def test_slots_window_tenant_filter_and_prune(store: HistoryStore) -> None:
     assert store.tenant_slots(since=0, tenants=[]) == []
     assert store.prune_tenant_slots(before=200) == 4
     assert [s.start for s in store.tenant_slots(since=0)] == [240.0, 240.0]
-    assert store.prune(before=1e9) == {"node_samples": 0}, "raw-sample pruning leaves slots alone"
+    assert store.prune(before=1e9) == {"node_samples": 0, "primary_vectors": 0}, "raw-sample pruning leaves slots alone"
     assert len(store.tenant_slots(since=0)) == 2
 
 
@@ -75,3 +75,20 @@ def test_a_version_2_file_migrates_to_version_3(tmp_path: Path) -> None:
         assert len(s.tenant_slots(since=0)) == 1
     finally:
         s.close()
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_primary_vectors_round_trip_in_blocks_split_by_node_set_and_prune(backend: str, tmp_path) -> None:
+    import numpy as np
+
+    store = SqliteHistoryStore(":memory:" if backend == "memory" else tmp_path / "h.db")
+    a = np.array([[0.1, 0.2], [0.3, np.nan]], dtype=np.float32)
+    assert store.append_primary_vectors([10.0, 20.0], ("n1", "n2"), a) == 2
+    assert store.append_primary_vectors([30.0], ("n1", "n2", "n3"), np.array([[0.5, 0.6, 0.7]])) == 1
+    blocks = list(store.primary_vectors(since=0.0))
+    assert [b.node_ids for b in blocks] == [("n1", "n2"), ("n1", "n2", "n3")]
+    assert blocks[0].times.tolist() == [10.0, 20.0] and np.isnan(blocks[0].values[1, 1])
+    assert np.allclose(blocks[0].values[0], [0.1, 0.2]) and blocks[1].values.shape == (1, 3)
+    assert [b.times.tolist() for b in store.primary_vectors(since=15.0, until=30.0)] == [[20.0]]
+    assert store.prune(before=25.0) == {"node_samples": 0, "primary_vectors": 2}
+    assert [b.times.tolist() for b in store.primary_vectors(since=0.0)] == [[30.0]]

@@ -41,7 +41,8 @@ class Rig:
         self.store, self.metrics = SqliteHistoryStore(":memory:"), Metrics(CollectorRegistry())
         h = HarvestingSettings.model_validate({
             "tenants": [{"tenant": "web", "hostname_pattern": "."}], "node_resources": {"physical_cores": 16},
-            "guard": {"kill_mechanism": mechanism, "escalation_delay_s": 10},
+            # the pre-issue-16 kill rule (restore the whole reserve): the sequences below follow it
+            "guard": {"kill_mechanism": mechanism, "escalation_delay_s": 10, "kill_when": "reserve_used"},
         })
         self.registry = NodeRegistry(self.store, h)
         self.telemetry = RecordTelemetry(self.source, self.store, self.metrics, observers=(self.registry.observe,))

@@ -109,7 +109,8 @@ def test_prune_history_uses_the_retention_window() -> None:
     store, metrics = SqliteHistoryStore(":memory:"), Metrics(CollectorRegistry())
     store.append_node_samples([replace(_node("a:1"), time=t) for t in (0.0, 100.0, 200.0)])
     result = PruneHistory(store, retention_s=150, metrics=metrics).tick(250.0)
-    assert result.summary["pruned"] == {"node_samples": 1, "tenant_slots": 0, "job_runs": 0, "decision_log": 0}
+    assert result.summary["pruned"] == {"node_samples": 1, "primary_vectors": 0, "tenant_slots": 0, "job_runs": 0,
+                                        "decision_log": 0}
     assert metric(metrics, "harvester_store_rows_pruned_total", table="node_samples") == 1
 
 
@@ -121,7 +122,8 @@ def test_raw_samples_and_tenant_slots_have_their_own_retention() -> None:
     store.append_decisions([DecisionRecord(t, "guard", "set_capacity", "a:1", "formula", "sent") for t in (10.0, 200.0)])
     result = PruneHistory(store, retention_s=200, metrics=metrics, raw_retention_s=60, job_runs_retention_s=100,
                           decisions_retention_s=100).tick(250.0)
-    assert result.summary["pruned"] == {"node_samples": 2, "tenant_slots": 1, "job_runs": 2, "decision_log": 1}
+    assert result.summary["pruned"] == {"node_samples": 2, "primary_vectors": 0, "tenant_slots": 1, "job_runs": 2,
+                                        "decision_log": 1}
     assert [d.at for d in store.decisions()] == [200.0]
     assert [r.app_id for r in store.job_runs(since=0)] == ["app_230"]
     assert [s.start for s in store.tenant_slots(since=0)] == [120.0, 240.0]

@@ -2,11 +2,13 @@
 
 - every action carries its reason;
 - nothing is done on stale data (old snapshot, node missing, old sample, node not RUNNING);
-- a node without utilization is never killed on and never given more capacity;
+- a node without utilization (or a first-heartbeat zero) is never killed on and never given more capacity;
+- a node is never raised above what its previous decision allowed (two fresh samples per increase);
 - capacity is whole, never negative, never above the NodeManager's;
 - capacity never drops below the allocation unless the same decision kills enough to fit
   (its signals plus those in flight) or hands the cut to the RM (overCommitTimeout ≥ 0, which
-  never kills an AM, so never below the AMs' allocation);
+  takes AMs last, so never below the AMs' allocation — unless an AM is taken as a stated last
+  resort, `GuardDecision.am_kills`);
 - the RM mechanism sends no signal; signals never hit an AM unless allowed, never hit an
   in-flight victim twice, and escalate only graceful kills.
 """
@@ -17,10 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harvester.decisions.arbiter import PushRecord
-from harvester.decisions.guard import evaluate
+from harvester.decisions.guard import NodeMemo, evaluate
 from harvester.decisions.kills import KillPhase, transition
 from harvester.decisions.strategy import KillMechanism
 from harvester.domain import ContainerInfo, KillContainer, Resources, SetNodeCapacity
+from harvester.models.tenant_series import primary_cpu_cores
 
 from harvesting_builders import NOW, container, context, node_strategy, sample, snapshot
 
@@ -28,7 +31,7 @@ from harvesting_builders import NOW, container, context, node_strategy, sample, 
 @st.composite
 def clusters(draw):
     n_nodes = draw(st.integers(1, 5))
-    strategies, samples, containers, kills, pushed = [], [], [], {}, {}
+    strategies, samples, containers, kills, pushed, previous = [], [], [], {}, {}, {}
     for i in range(n_nodes):
         nid = f"n{i}:1"
         cores = draw(st.sampled_from([2.0, 8.0, 16.0]))
@@ -50,6 +53,9 @@ def clusters(draw):
                                                    container_id=c.container_id, node_id=nid)
         if draw(st.integers(0, 2)) == 0:
             pushed[nid] = PushRecord(Resources(mem, vc), NOW - draw(st.integers(0, 120)))
+        if draw(st.booleans()):
+            previous[nid] = NodeMemo(Resources(draw(st.integers(0, mem)), draw(st.integers(0, vc))),
+                                     draw(st.floats(0, cores)), Resources(0, draw(st.integers(0, vc))))
         presence = draw(st.sampled_from(["fresh", "fresh", "fresh", "missing", "old", "unhealthy"]))
         if presence == "missing":
             continue
@@ -66,7 +72,8 @@ def clusters(draw):
         draw(st.one_of(st.just(snap), st.none())) if draw(st.integers(0, 9)) == 0 else snap, strategies,
         mechanism=draw(st.sampled_from(list(KillMechanism))), reserve=draw(st.floats(0, 0.5)),
         kills=kills, last_pushed=pushed, kill_ams=draw(st.booleans()),
-        freeze_on_stale=draw(st.booleans()), escalation_delay_s=10.0,
+        freeze_on_stale=draw(st.booleans()), escalation_delay_s=10.0, previous=previous,
+        kill_when=draw(st.sampled_from(["reserve_exhausted", "reserve_used"])), am_floor=draw(st.booleans()),
     )
     return ctx
 
@@ -103,7 +110,7 @@ def test_guard_invariants(ctx) -> None:
             assert ctx.strategy.kill_mechanism is not KillMechanism.RM_OVERCOMMIT, "the RM mechanism sends no signal"
             c = listed[a.container_id]
             assert c.node_id == a.node_id
-            assert ctx.strategy.kill_ams or not c.is_am, "an AM was signalled"
+            assert ctx.strategy.kill_ams or not c.is_am or a.node_id in dict(d.am_kills), "an AM was signalled"
             rec = ctx.kills.get(a.container_id)
             if a.graceful:
                 assert rec is None, "an in-flight victim was picked again"
@@ -112,7 +119,15 @@ def test_guard_invariants(ctx) -> None:
             kills_by_node.setdefault(a.node_id, []).append(a)
     for node_id, a in caps.items():
         node = _fresh(ctx, node_id)
-        if node.node_cpu_cores is None:  # no utilization: freeze only
+        ns = ctx.nodes[node_id]
+        prev = ctx.previous.get(node_id)
+        # above the current capacity only as far as the previous decision allowed, or up to the allocation
+        # (never below what stays: no new room)
+        consent = prev.target if prev is not None else node.total
+        assert a.resources.vcores <= max(node.total.vcores, consent.vcores, node.used.vcores), "raised on one sample"
+        assert a.resources.memory_mb <= max(node.total.memory_mb, consent.memory_mb, node.used.memory_mb), \
+            "raised on one sample"
+        if primary_cpu_cores(node, ns.physical_cores, ns.capacity.vcores) is None:  # no utilization: freeze only
             assert a.overcommit_timeout_ms == -1 and node_id not in kills_by_node
             assert a.resources.fits_in(node.total), "a node without utilization got more capacity"
             continue
@@ -125,7 +140,7 @@ def test_guard_invariants(ctx) -> None:
             ams = [c for c in listed.values() if c.node_id == node_id and c.is_am]
             am = Resources(sum(c.resources.memory_mb for c in ams), sum(c.resources.vcores for c in ams))
             assert Resources(min(am.memory_mb, limit.memory_mb), min(am.vcores, limit.vcores)).fits_in(a.resources) or \
-                not ctx.snapshot.containers_complete
+                not ctx.snapshot.containers_complete or not ctx.strategy.am_floor or node_id in dict(d.am_kills)
         else:
             freed = {k.container_id for k in kills_by_node.get(node_id, [])}
             freed |= {cid for cid, r in ctx.kills.items() if r.node_id == node_id and cid in listed}

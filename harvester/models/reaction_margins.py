@@ -1,0 +1,213 @@
+"""Reserve margins for the guard's reaction time (paper 004 §4 at the right horizon) — pure.
+
+The OSDI'16 reserve is what "a spiking primary tenant can immediately consume ... until our
+software can react (within a few seconds at most)" (§2). Paper 004 §4 sets such a margin from
+the distribution of utilization change, and notes (measure 2) that the horizon matters. The
+change between two 2-minute averages is the wrong horizon twice over: the guard reacts within
+H = poll interval + the RM's telemetry lag (2-7 s recorded, fixtures scenarios/cpu-burn) +
+control period, and averages hide the spikes inside a slot (the Alibaba 2018 hosts' 60-s samples
+move 15-19 % of the cores at the 95th percentile while their 5-minute means barely move;
+docs/evaluation/harvesting.md shows the command).
+
+From raw samples (the per-poll primary utilization of every node the sidecar keeps for
+`store.raw_samples_retention_days`), the rise of node x at sample t is
+
+    rise_H(x, t) = max(u[t+1], ..., u[t+k]) − u[t],   k = ⌈H / sample interval⌉, negative → 0
+
+(the most the primary climbs before the guard acts on what it saw at t), and the margin of a
+class is the `quantile` of rise_H over every (node, t) of its tenants' nodes: with that reserve
+the primary's climb within H is absorbed at least `quantile` of the time. Streaming: blocks of
+polls are folded into per-class histograms of 1/1000 of the cores (the last k polls of a block
+carry over to the next; a gap longer than `GAP_FACTOR` sample intervals breaks the windows), so
+memory does not grow with the window (10,000 nodes × 7 days at 3 s: bench/harvesting.py).
+Quantiles are read at the upper edge of their bin (never below the data's).
+
+With only coarse history (a class with fewer than `min_windows` raw windows), the stated
+CONSERVATIVE rule scales the q-quantile of |Δu| between `step_s` slots (models/margins.py) by
+what white noise at the sample interval would give: with n = step_s / interval samples per
+slot, |Δslot| ~ σ·√(2/n)·|Z| and rise_H = max(X_1..X_k) − X_0 for independent X ~ N(0, σ²), so
+
+    margin_H ≈ q|Δslot| × c_k(q) / (√(2/n) · z_{(1+q)/2}),   P(max(X_1..X_k) − X_0 ≤ c_k) = q.
+
+Independent samples hide the most motion inside an average for a given change between averages
+(positively correlated load moves the averages more): this over-covers anything smoother and
+under-covers only load that alternates faster than the samples. Floors, caps and cold starts
+stay policy (decisions/reserve.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from harvester.models.margins import ClassMargin, MarginModel
+
+BINS = 1000          # histogram resolution: 0.1 % of a node's cores
+GAP_FACTOR = 2.5     # consecutive samples further apart than this many intervals are not one window
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PrimaryBlock:
+    """Consecutive polls of one set of nodes: `values[t, j]` is node `node_ids[j]`'s primary
+    utilization (fraction of its physical cores, NaN = unknown) at `times[t]`."""
+
+    node_ids: tuple[str, ...]
+    times: np.ndarray
+    values: np.ndarray
+
+    def __post_init__(self) -> None:
+        if self.values.shape != (self.times.shape[0], len(self.node_ids)):
+            raise ValueError(f"values {self.values.shape} do not match {self.times.shape[0]} polls × {len(self.node_ids)} nodes")
+
+
+def horizon_samples(horizon_s: float, interval_s: float) -> int:
+    """k: samples after t that fall within the reaction horizon (at least one)."""
+    if horizon_s <= 0 or interval_s <= 0:
+        raise ValueError(f"horizon and interval must be positive, got {horizon_s}, {interval_s}")
+    return max(1, math.ceil(horizon_s / interval_s - 1e-9))
+
+
+def _sliding_max(y: np.ndarray, k: int) -> np.ndarray:
+    """max(y[i], ..., y[i+k-1]) along axis 0 ignoring NaN (length len(y) − k + 1), by doubling."""
+    m, w = y, 1
+    while 2 * w <= k:
+        m = np.fmax(m[:-w], m[w:])
+        w *= 2
+    if w < k:
+        m = np.fmax(m[: m.shape[0] - (k - w)], m[k - w:])
+    return m
+
+
+class RiseHistogram:
+    """Rises within the horizon per class, counted in bins of 1/BINS of the cores (mergeable)."""
+
+    def __init__(self, classes: int) -> None:
+        self.classes = classes
+        self.counts = np.zeros((classes, BINS + 1), dtype=np.int64)
+
+    def add(self, values: np.ndarray, class_of: np.ndarray, k: int) -> None:
+        """Fold every complete window of a gap-free run of polls `values` [polls × nodes]."""
+        if values.shape[0] <= k:
+            return
+        ahead = _sliding_max(values[1:], k)
+        base = values[: ahead.shape[0]]
+        rise = ahead - base
+        unknown = np.isnan(rise)  # unknown sample, or no known sample ahead
+        np.nan_to_num(rise, copy=False, nan=0.0)
+        np.clip(rise, 0.0, 1.0, out=rise)
+        rise *= BINS
+        idx = np.ceil(rise - 1e-4).astype(np.int32)  # upper bin edge, tolerant of float noise
+        width = BINS + 1
+        key = idx + (np.where(class_of >= 0, class_of, self.classes) * width).astype(np.int32)[None, :]
+        key[unknown] = self.classes * width
+        counts = np.bincount(key.ravel(), minlength=(self.classes + 1) * width)
+        self.counts += counts[: self.classes * width].reshape(self.classes, width)
+
+    def total(self, c: int) -> int:
+        return int(self.counts[c].sum())
+
+    def quantile(self, c: int, q: float) -> float:
+        """The q-quantile of class c's rises (upper bin edge); NaN without data."""
+        n = self.total(c)
+        if n == 0:
+            return math.nan
+        b = int(np.searchsorted(np.cumsum(self.counts[c]), q * n, side="left"))
+        return min(b, BINS) / BINS
+
+    def mean(self, c: int) -> float:
+        n = self.total(c)
+        return float(np.dot(self.counts[c], np.arange(BINS + 1)) / BINS / n) if n else math.nan
+
+
+class RiseAccumulator:
+    """Streams `PrimaryBlock`s (time order) into a `RiseHistogram` for the classes given per node."""
+
+    def __init__(self, node_class: Mapping[str, int], classes: int, *, horizon_s: float) -> None:
+        self.node_class = node_class
+        self.hist = RiseHistogram(classes)
+        self.horizon_s = horizon_s
+        self.interval_s: float | None = None
+        self._carry: tuple[tuple[str, ...], np.ndarray, np.ndarray] | None = None
+
+    @property
+    def k(self) -> int:
+        assert self.interval_s is not None
+        return horizon_samples(self.horizon_s, self.interval_s)
+
+    def add(self, block: PrimaryBlock) -> None:
+        times, values = block.times, block.values
+        if times.size == 0:
+            return
+        if self.interval_s is None:
+            if times.size < 2:
+                return  # need two polls to know the sample interval
+            self.interval_s = float(np.median(np.diff(times)))
+        k = self.k
+        carry = self._carry
+        if carry is not None and carry[0] == block.node_ids and times[0] - carry[1][-1] <= GAP_FACTOR * self.interval_s:
+            times = np.concatenate([carry[1], times])
+            values = np.concatenate([carry[2], values])
+        class_of = np.fromiter((self.node_class.get(n, -1) for n in block.node_ids), np.int64, len(block.node_ids))
+        cuts = np.flatnonzero(np.diff(times) > GAP_FACTOR * self.interval_s) + 1
+        for lo, hi in zip(np.r_[0, cuts].tolist(), np.r_[cuts, times.size].tolist()):
+            self.hist.add(values[lo:hi], class_of, k)
+        keep = min(k, times.size - (cuts[-1] if cuts.size else 0))
+        self._carry = (block.node_ids, times[-keep:], values[-keep:])
+
+
+@lru_cache(maxsize=64)
+def white_noise_factor(q: float, samples_per_slot: float, k: int) -> float:
+    """c_k(q) / (√(2/n) · z_{(1+q)/2}): the coarse rule's scale (module docstring)."""
+    from scipy import integrate, optimize, stats
+
+    def below(r: float) -> float:
+        return integrate.quad(lambda x: stats.norm.pdf(x) * stats.norm.cdf(x + r) ** k, -9, 9, limit=200)[0]
+
+    c = optimize.brentq(lambda r: below(r) - q, -5.0, 15.0, xtol=1e-6)
+    n = max(1.0, samples_per_slot)
+    return float(c / (math.sqrt(2.0 / n) * stats.norm.ppf((1 + q) / 2)))
+
+
+def fit_reaction_margins(
+    blocks: Iterable[PrimaryBlock],
+    node_class: Mapping[str, str],
+    class_ids: Sequence[str],
+    *,
+    horizon_s: float,
+    quantile: float,
+    coarse: MarginModel | None = None,
+    interval_s: float,
+    min_windows: int = 1000,
+    version: int = 0,
+    fitted_at: float = 0.0,
+) -> MarginModel:
+    """Margin per class: the `quantile` of rises within `horizon_s` from raw samples, or the coarse
+    rule over `coarse` (slot-change margins) for classes with fewer than `min_windows` windows."""
+    if not 0 < quantile < 1:
+        raise ValueError(f"quantile must be in (0, 1), got {quantile}")
+    index = {c: i for i, c in enumerate(class_ids)}
+    acc = RiseAccumulator({n: index[c] for n, c in node_class.items() if c in index}, len(class_ids), horizon_s=horizon_s)
+    for block in blocks:
+        acc.add(block)
+    sample_s = acc.interval_s or interval_s
+    k = horizon_samples(horizon_s, sample_s)
+    margins = []
+    for i, cid in enumerate(class_ids):
+        n = acc.hist.total(i)
+        if n >= min_windows:
+            margins.append(ClassMargin(cid, quantile, acc.hist.quantile(i, quantile), n, acc.hist.mean(i),
+                                       f"raw: {n:,} windows of {k} samples at {sample_s:g} s"))
+            continue
+        slot = None if coarse is None else coarse.margin(cid)
+        if slot is None or not math.isfinite(slot.margin) or slot.changes == 0:
+            margins.append(ClassMargin(cid, quantile, math.nan, 0, math.nan, f"no data ({n} raw windows)"))
+            continue
+        f = white_noise_factor(quantile, coarse.step_s / sample_s, k)  # type: ignore[union-attr]
+        margins.append(ClassMargin(cid, quantile, min(1.0, slot.margin * f), slot.changes, slot.mean_change,
+                                   f"coarse: q{quantile:.2f} |Δu| over {coarse.step_s:g} s {slot.margin:.3f} "  # type: ignore[union-attr]
+                                   f"× {f:.2f} (white noise at {sample_s:g} s; {n} raw windows < {min_windows})"))
+    return MarginModel(version, fitted_at, quantile, sample_s, tuple(margins), method="reaction", horizon_s=horizon_s)
