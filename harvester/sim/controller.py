@@ -50,7 +50,10 @@ class ControllerContext:
     live store would hold when the sidecar starts (sim/live.py writes it as tenant slots).
     `period_s` is the scenario's `controller.period_s`. `policy` is the run's placement policy,
     so a controller and a policy that work together (Harvester's loops publishing the classes'
-    state that the Algorithm 1 policy reads) can find each other.
+    state that the Algorithm 1 policy reads) can find each other. `past_primary(interval_s,
+    seconds)` gives every server's primary utilization as a poll every `interval_s` would have
+    read it during the last `seconds` before the start: (times, [polls × servers]) — the raw
+    samples a live store holds (sim/live.py writes them as the store's primary vectors).
     """
 
     sim: SimContext
@@ -62,6 +65,7 @@ class ControllerContext:
     past: np.ndarray
     period_s: float
     policy: PlacementPolicy | None = None
+    past_primary: Callable[[float, float], tuple[np.ndarray, np.ndarray]] | None = None
 
 
 ControllerFactory = Callable[[Mapping[str, Any], ControllerContext], Controller]

@@ -14,11 +14,14 @@ operator supplies live:
   server's NodeManager size and host memory = NM memory (the simulated NM offers the whole
   server, so memory is harvested like CPU). The poll and guard periods are
   `controller.period_s`; `telemetry.stale_after_s` is `params.stale_after_s` (default 30 s);
-  raw node samples are kept one hour (`store.raw_samples_retention_days`; no loop reads them,
-  the refit reads the tenant slots). The sidecar actuates (`harvesting.actuate: true`).
+  raw samples are kept `params.raw_days` (default 2, the live default) as primary vectors only
+  (`store.node_sample_rows: false`: 2,000 node rows per poll would cost more than the loops);
+  `harvesting.reserve.rm_lag_s` defaults to 0, because the simulated RM shows the current
+  sample (a live RM shows it 2-7 s late). The sidecar actuates (`harvesting.actuate: true`).
 - **history**: the store starts with the tenants' past (`ControllerContext.past`) as
-  2-minute tenant slots, as a live store holds a month of them when the sidecar (re)starts;
-  the telemetry loop folds every poll into the following slots, as live.
+  2-minute tenant slots, as a live store holds a month of them when the sidecar (re)starts,
+  and the last `raw_days` as one primary vector per poll (`ControllerContext.past_primary`);
+  the telemetry loop folds every poll into the following slots and vectors, as live.
 
 A policy that reads the loops' results (the Algorithm 1 policy) gets the state board through
 its `read_board(board)`.
@@ -45,7 +48,8 @@ from harvester.sim.policies import SimContext
 
 #: Keys of the `harvesting:` section the simulator writes from the scenario itself.
 FROM_SCENARIO = ("tenants", "node_resources", "actuate", "unmatched_nodes")
-RAW_SAMPLES_DAYS = 1 / 24
+RAW_DAYS = 2.0
+DAY_S = 86400.0
 
 
 def harvesting_settings(params: Mapping[str, Any] | None, step_s: float) -> HarvestingSettings:
@@ -56,6 +60,9 @@ def harvesting_settings(params: Mapping[str, Any] | None, step_s: float) -> Harv
     cluster defines its tenants and node sizes.
     """
     data = dict(params or {})
+    reserve = dict(data.get("reserve") or {})
+    reserve.setdefault("rm_lag_s", 0.0)  # the simulated RM shows the current sample (module docstring)
+    data["reserve"] = reserve
     own = sorted(k for k in FROM_SCENARIO if k in data)
     if own:
         raise ValueError(f"harvesting: {', '.join(own)}: set by the simulator from the scenario's cluster and tenants")
@@ -92,7 +99,8 @@ def cluster_settings(h: HarvestingSettings, sim: SimContext) -> HarvestingSettin
     return HarvestingSettings.model_validate(data)
 
 
-def sim_settings(h: HarvestingSettings, sim: SimContext, *, period_s: float, stale_after_s: float) -> Settings:
+def sim_settings(h: HarvestingSettings, sim: SimContext, *, period_s: float, stale_after_s: float,
+                 raw_days: float = RAW_DAYS) -> Settings:
     """The full live `Settings` of the simulated sidecar (module docstring)."""
     h = cluster_settings(h, sim).model_copy(update={"control_period_s": period_s})
     # the scenario's period is simulated time and may exceed what an operator may configure
@@ -100,7 +108,7 @@ def sim_settings(h: HarvestingSettings, sim: SimContext, *, period_s: float, sta
     telemetry = TelemetrySettings.model_construct(poll_interval_s=period_s, stale_after_s=stale_after_s,
                                                   failure_backoff_max_s=period_s)
     return Settings.model_validate({
-        "store": {"backend": "memory", "raw_samples_retention_days": RAW_SAMPLES_DAYS},
+        "store": {"backend": "memory", "raw_samples_retention_days": raw_days, "node_sample_rows": False},
         "server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0"},  # never a live sidecar's ports
     }).model_copy(update={"harvesting": h, "telemetry": telemetry})
 
@@ -118,11 +126,24 @@ def backfill(store: HistoryStore, sim: SimContext, past: Any) -> int:
     return store.add_tenant_slots(rows)
 
 
+def backfill_primary(store: HistoryStore, ctx: ControllerContext, seconds: float) -> int:
+    """The last `seconds` of every server's primary, as the polls would have stored it."""
+    if ctx.past_primary is None or seconds <= 0:
+        return 0
+    times, util = ctx.past_primary(ctx.period_s, seconds)
+    order = sorted(range(len(ctx.sim.node_ids)), key=lambda i: ctx.sim.node_ids[i])  # the registry's node order
+    ids = tuple(ctx.sim.node_ids[i] for i in order)
+    written = 0
+    for lo in range(0, times.size, 4096):
+        written += store.append_primary_vectors(times[lo:lo + 4096].tolist(), ids, util[lo:lo + 4096][:, order])
+    return written
+
+
 def loops(params: Mapping[str, Any], ctx: ControllerContext) -> ControlPlane:
     """Controller factory (`controller.factory: harvester.sim.live:loops`; module docstring).
 
     params: `harvesting` (only without the Algorithm 1 policy, which carries its own),
-    `stale_after_s` (default 30).
+    `stale_after_s` (default 30), `raw_days` (raw samples kept and backfilled, default 2).
     """
     p = dict(params)
     policy_h = getattr(ctx.policy, "harvesting", None)
@@ -133,11 +154,13 @@ def loops(params: Mapping[str, Any], ctx: ControllerContext) -> ControlPlane:
     else:
         h = harvesting_settings(p.pop("harvesting", None), ctx.sim.step_s)
     stale = float(p.pop("stale_after_s", 30.0))
+    raw_days = float(p.pop("raw_days", RAW_DAYS))
     if p:
-        raise ValueError(f"unknown params {sorted(p)} (harvesting, stale_after_s)")
+        raise ValueError(f"unknown params {sorted(p)} (harvesting, stale_after_s, raw_days)")
     backfill(ctx.store, ctx.sim, ctx.past)
+    backfill_primary(ctx.store, ctx, raw_days * DAY_S)
     board = Board()
-    plane = ControlPlane(sim_settings(h, ctx.sim, period_s=ctx.period_s, stale_after_s=stale), board,
+    plane = ControlPlane(sim_settings(h, ctx.sim, period_s=ctx.period_s, stale_after_s=stale, raw_days=raw_days), board,
                          source=ctx.source, store=ctx.store, metrics=Metrics(CollectorRegistry()),
                          actuator=ctx.actuator, job_runs=ctx.job_runs)
     read_board = getattr(ctx.policy, "read_board", None)

@@ -227,8 +227,9 @@ class HeartbeatOrderPolicy:
 
 class StockYarnPolicy(HeartbeatOrderPolicy):
     """Stock YARN: ignores primary tenants; each NodeManager offers `static_fraction` of its
-    configured resources (1.0: the whole server) and the primary reclaims cores only by the
-    substrate killing the youngest containers when it needs them."""
+    configured resources (1.0: the whole server). Nothing takes cores back for the primary:
+    an oversubscribed server shares them (the substrate's CPU sharing), batch slows down and
+    the primary is short."""
 
     name = "stock-yarn"
 
@@ -248,14 +249,17 @@ class StockYarnPolicy(HeartbeatOrderPolicy):
 
 
 class PrimaryAwarePolicy(HeartbeatOrderPolicy):
-    """Primary-aware YARN without history (OSDI'16 §4.1 requirement 1, §5): every step each
-    node's capacity becomes total − current primary − reserve, in vcores of the node
+    """Primary-aware YARN without history or a controller (OSDI'16 §4.1 requirement 1, §5): every
+    step each node's capacity becomes total − current primary − reserve, in vcores of the node
     (`reserve_fraction` of the physical cores, OSDI'16 §2 "we reserve compute resources that
-    cannot be given to batch tasks"); memory likewise. Placement as stock YARN."""
+    cannot be given to batch tasks"); memory likewise. A cut below the allocation carries
+    `overcommit_timeout_ms` (default 0: the RM kills the youngest non-AM containers at once).
+    Placement as stock YARN. (The evaluation's `fixed-reserve` baseline is the guard loop with a
+    fixed reserve instead: same kill rule and timing as the other guarded policies.)"""
 
     name = "primary-aware"
 
-    def __init__(self, context: SimContext, reserve_fraction: float = 0.1, overcommit_timeout_ms: int = -1) -> None:
+    def __init__(self, context: SimContext, reserve_fraction: float = 0.1, overcommit_timeout_ms: int = 0) -> None:
         super().__init__(context)
         if not 0.0 <= reserve_fraction < 1.0:
             raise ValueError(f"reserve_fraction must be in [0, 1), got {reserve_fraction}")

@@ -4,7 +4,9 @@ I/O ends and the clock, and reuses everything in between unchanged").
 - `SimTelemetrySource` reads the cluster model into a `ClusterSnapshot` exactly as the RM
   REST telemetry would report it: `total` = the capacity the scheduler uses now (a node
   resource update changes it), `used` = allocated, node CPU in physical cores capped at the
-  host, containers' CPU in vcores (ClusterModel's NM units). Down (reimaged) servers are LOST.
+  host, containers' CPU in vcores (ClusterModel's NM units); with the substrate's `usage`, what
+  the primary and the containers GOT on an oversubscribed server (scenarios/cpu-contention: the
+  NM measures what a process got, not what it wanted). Down (reimaged) servers are LOST.
 - `SimActuator` applies `SetNodeCapacity` and `KillContainer` to the model through the
   substrate (so killed tasks re-run), returning failures as `ActionError`s on the next
   `poll_errors()` (the Actuator contract), never raising for one bad action.
@@ -15,7 +17,7 @@ I/O ends and the clock, and reuses everything in between unchanged").
 from __future__ import annotations
 
 import bisect
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -31,16 +33,22 @@ from harvester.sim.substrate import Substrate
 class SimTelemetrySource:
     """`TelemetrySource` over the in-process cluster model; vectorized, ~10k nodes per poll."""
 
-    def __init__(self, model: ClusterModel, *, include_containers: bool = True, name: str = "sim") -> None:
+    def __init__(self, model: ClusterModel, *, include_containers: bool = True, name: str = "sim",
+                 usage: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None) -> None:
         self.model = model
         self.include_containers = include_containers
         self.name = name
+        self._usage = usage
 
     def poll(self, now: float) -> ClusterSnapshot:
         m = self.model
         cores = m.physical_cores
-        node_cpu = np.minimum(cores, m.primary_cpu + m.container_cpu).tolist()
-        cont_vc = (m.container_cpu * m.total_vcores / cores).tolist()
+        if self._usage is not None:  # what each side GOT on a shared server (the substrate's CPU sharing)
+            primary, batch = self._usage()
+        else:
+            primary, batch = m.primary_cpu, m.container_cpu
+        node_cpu = np.minimum(cores, primary + batch).tolist()
+        cont_vc = (batch * m.total_vcores / cores).tolist()
         node_mem = (m.primary_mem + m.alloc_mem).tolist()
         states = np.where(m.running, "RUNNING", "LOST").tolist()
         nodes = tuple(

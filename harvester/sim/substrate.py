@@ -1,20 +1,26 @@
 """The YARN-like substrate with primary tenants, driven by the event engine.
 
-Semantics (issue "Simulator", item 4; OSDI'16 §2 and §4.1):
+Semantics (issue "Simulator", item 4; OSDI'16 §2 and §4.1; issue 16 item 3):
 - Capacity: each node's schedulable capacity is whatever the placement policy's `capacity()`
   (or a controller's SetNodeCapacity) last set — total, or total − primary − reserve.
 - Scheduling passes run on the NodeManager heartbeat grid (`schedule_interval_s`, YARN's
   1 s default) whenever work is pending and something changed. Jobs are served FIFO by
   submission (the CapacityScheduler's default leaf-queue ordering); the policy places each
   runnable stage's containers on the free capacity.
-- A running task burns `vcores × cores_per_vcore` physical cores. The primary tenant has
-  priority on its server: when primary + batch CPU exceeds the server's cores, the primary
-  is short of cores ("primary not served") until, `reaction_delay_s` later (OSDI'16 §2: "our
-  software can react within a few seconds at most"), the substrate kills the youngest
-  containers, exactly enough for primary + batch to fit. Checks are batched per time.
-- Killed tasks lose their work (wasted CPU-seconds) and re-enter their stage's queue.
-- Capacity cuts with `overCommitTimeout` >= 0 make the RM kill the youngest containers once
-  the timeout passes (ClusterModel.advance); reimaged servers lose their containers.
+- A running task wants `vcores × cores_per_vcore` physical cores. When the primary and the
+  containers of a server want more than its cores, they SHARE them (sim/sharing.py: the
+  recorded per-process sharing by default, `primary_weight`; strict priority with None): the
+  batch tasks of that server slow down (processor sharing: every task of the node progresses
+  at the node's speed) and the primary is short of what it did not get ("primary not
+  served"). Nothing is killed for it: stock YARN never notices; kills come from the RM's rules
+  (a capacity cut with `overCommitTimeout` >= 0: the youngest non-AM containers, exactly
+  enough, once the timeout passes, ClusterModel.advance), from KillContainer actions, and
+  from reimages.
+- `reaction_delay_s` (None by default) restores the old substrate-level rule: that long after
+  an overload, the youngest containers are killed until primary + batch fit (a primary-aware
+  kill without a controller; kept for the small examples and sweeps over it).
+- Killed tasks lose their work (wasted CPU-seconds: what they burned) and re-enter their
+  stage's queue.
 The model's set of nodes is fixed once a substrate is built (policies get read-only views
 of its columns); servers leave and come back through `node_down` / `node_up`.
 """
@@ -33,6 +39,7 @@ from harvester.sim.cluster import ClusterModel, Container, EndCause
 from harvester.sim.engine import Engine
 from harvester.sim.jobrun import JobRun, StageRun
 from harvester.sim.metrics.collector import JobRecord, SimStats
+from harvester.sim.sharing import NodeClocks, share
 from harvester.sim.policies import (
     CapacityUpdate,
     ClusterView,
@@ -60,6 +67,10 @@ class Ev(IntEnum):
     REIMAGE_UP = 9
 
 
+def _alive(c: Container) -> bool:
+    return c.ended_at is None
+
+
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
@@ -71,25 +82,32 @@ class Substrate:
 
     def __init__(self, model: ClusterModel, engine: Engine, policy: PlacementPolicy, stats: SimStats, *,
                  rng: np.random.Generator, tenant_of: np.ndarray, step_s: float, cores_per_vcore: float,
-                 reaction_delay_s: float = 5.0, schedule_interval_s: float = 1.0, cluster_ts: int = 1,
-                 origin: float = 0.0) -> None:
-        if reaction_delay_s < 0 or schedule_interval_s <= 0:
-            raise ValueError("reaction_delay_s must be >= 0 and schedule_interval_s > 0")
+                 reaction_delay_s: float | None = None, schedule_interval_s: float = 1.0, cluster_ts: int = 1,
+                 origin: float = 0.0, primary_weight: float | None = 1.0) -> None:
+        if (reaction_delay_s is not None and reaction_delay_s < 0) or schedule_interval_s <= 0:
+            raise ValueError("reaction_delay_s must be >= 0 (or None) and schedule_interval_s > 0")
+        if primary_weight is not None and primary_weight <= 0:
+            raise ValueError(f"primary_weight must be > 0 (or None: strict priority), got {primary_weight}")
         self.model, self.engine, self.policy, self.stats, self.rng = model, engine, policy, stats, rng
         self.delay = reaction_delay_s
+        self.weight = primary_weight
         self.interval = schedule_interval_s
         self.cores_per_vcore = cores_per_vcore
         self.cluster_ts = cluster_ts
         self.origin = origin  # simulated time of t=0: job submit times are relative to it
         n = len(model)
         self._all = np.arange(n)
-        self.over_amount = np.zeros(n)
+        self.over_amount = np.zeros(n)   # primary cores wanted and not granted (sharing)
+        self.slow_amount = np.zeros(n)   # batch cores wanted and not granted
         self.over_since = np.zeros(n)
+        self.primary_got = np.zeros(n)   # what the NM measures (cpu-contention: usage = what one got)
+        self.batch_got = np.zeros(n)
+        self.clocks = NodeClocks(n)
         self.kill_pending = np.zeros(n, dtype=bool)
         self._free_v = np.zeros(n, dtype=np.int64)
         self._free_m = np.zeros(n, dtype=np.int64)
         self._queue: list[tuple[int, JobRun]] = []
-        self._tasks: dict[str, tuple[JobRun, StageRun, int]] = {}
+        self._tasks: dict[str, tuple[JobRun, StageRun, int, float]] = {}  # + progress clock at start
         self._sched_at: float | None = None
         self._rm_due: float | None = None
         self._last_caps: CapacityUpdate | None = None
@@ -108,7 +126,7 @@ class Substrate:
         )
         self.step_s = step_s
         # task ends never read the clock: they are most events, so skip syncing it for them
-        engine.on(Ev.FINISH, self._on_finish, sync_clock=False)
+        engine.on(Ev.FINISH, self._on_node_finish, sync_clock=False)
         for kind, handler in ((Ev.SCHEDULE, self._on_schedule), (Ev.KILL_CHECK, self._on_kill_check),
                               (Ev.RM_DEADLINE, self._on_rm_deadline)):
             engine.on(kind, handler)
@@ -195,7 +213,7 @@ class Substrate:
             if job.pending:
                 self._enqueue(job)
         if placed:
-            self._account(np.unique(np.concatenate(placed)), now)
+            self._account(np.unique(np.concatenate(placed)), now, reschedule=True)
         wake = getattr(self.policy, "wake_at", None)  # optional: a policy whose answers change with time alone
         if wake is not None and self._queue:
             at = wake(now)
@@ -235,12 +253,9 @@ class Substrate:
         ids = [f"{prefix}{i:06d}" for i in range(job.containers + 1, job.containers + k + 1)]
         job.containers += k
         started = self.model.allocate_batch(ids, job.app_id, node_list, st.res, now, cpu_cores=st.cpu)
-        tasks, durations = self._tasks, st.durations
-        finishes = []
+        tasks, durations, add = self._tasks, st.durations, self.clocks.add
         for c, ti in zip(started, st.take(k)):
-            tasks[c.container_id] = (job, st, ti)
-            finishes.append((now + durations[ti], c))
-        self.engine.queue.push_many(Ev.FINISH, finishes)
+            tasks[c.container_id] = (job, st, ti, add(c.node, now, durations[ti], c))
         job.attempts += nodes.size
         self.stats.attempts += nodes.size
         self.pending_tasks -= nodes.size
@@ -253,16 +268,26 @@ class Substrate:
 
     # --- task ends -----------------------------------------------------------------------
 
-    def _on_finish(self, now: float, c: Container) -> None:
-        if c.ended_at is not None:
-            return  # the attempt was killed; its re-run has its own event
+    def _on_node_finish(self, now: float, node: int) -> None:
+        """The node's earliest task ends now (stale events, superseded by a reschedule, are skipped)."""
+        clocks = self.clocks
+        if clocks.next_at[node] != now:
+            return
+        clocks.next_at[node] = math.inf
+        for c in clocks.due(node, now, _alive):
+            self._complete(c, now)
+        if clocks.speed[node] == 1.0 and self.over_amount[node] <= EPS:
+            self._reschedule_one(node, now)  # fewer tasks on a node that was not short: nothing to share anew
+        else:
+            self._account(np.array([node]), now, reschedule=True)
+        self._want_schedule(now)
+
+    def _complete(self, c: Container, now: float) -> None:
         self.model.release(c.container_id, now, EndCause.COMPLETED)
         self.model.forget(c.container_id)
-        job, st, _ = self._tasks.pop(c.container_id)
-        self.stats.useful_cpu_s += (now - c.started_at) * c.cpu_cores
+        job, st, ti, _ = self._tasks.pop(c.container_id)
+        self.stats.useful_cpu_s += st.durations[ti] * c.cpu_cores
         self.stats.tasks_completed += 1
-        if self.over_amount[c.node] > 0:
-            self._account(np.array([c.node]), now)
         st.done += 1
         if st.done == st.tasks:
             unlocked = job.stage_done(st)
@@ -271,14 +296,13 @@ class Substrate:
                 self._enqueue(job)
             if not job.left:
                 self._job_done(job, now)
-        self._want_schedule(now)
 
     def killed(self, containers: Sequence[Container], now: float, cause: str) -> None:
         """Account containers the model already released: waste, stats, tasks back in queue."""
         for c in containers:
             self.model.forget(c.container_id)
-            job, st, ti = self._tasks.pop(c.container_id)
-            wasted = (now - c.started_at) * c.cpu_cores
+            job, st, ti, began = self._tasks.pop(c.container_id)
+            wasted = max(0.0, self.clocks.read(c.node, now) - began) * c.cpu_cores  # what it burned
             st.retry.append(ti)
             job.kills += 1
             job.wasted_cpu_s += wasted
@@ -315,7 +339,7 @@ class Substrate:
     # --- primary tenants and kills -------------------------------------------------------
 
     def primary_step(self, now: float, cpu_cores: np.ndarray) -> None:
-        """New primary CPU for every node (a 2-minute sample); then capacities, then kills."""
+        """New primary CPU wanted on every node; the cores are shared anew, then capacities."""
         self.model.set_primary_usage(cpu_cores)
         self._account(self._all, now)
         self.apply_capacity(self.policy.capacity(self.view(now)), now)
@@ -328,30 +352,45 @@ class Substrate:
         self.sync_rm_deadline(now)
         self._want_schedule(now)
 
-    def _overflow(self, nodes: np.ndarray) -> np.ndarray:
-        """Cores the primary wants but batch holds: clip(primary + batch − cores, 0, batch)."""
-        m = self.model
-        batch = m.container_cpu[nodes]
-        over = np.clip(m.primary_cpu[nodes] + batch - m.physical_cores[nodes], 0.0, np.maximum(batch, 0.0))
-        over[~m.running[nodes]] = 0.0
-        return over
-
-    def _account(self, nodes: np.ndarray, now: float, trigger: bool = True) -> None:
-        """Integrate the unserved primary demand of `nodes` up to now, then re-measure it."""
-        prev = self.over_amount[nodes]
-        active = prev > EPS
+    def _account(self, nodes: np.ndarray, now: float, trigger: bool = True, reschedule: bool = False) -> None:
+        """Integrate the primary shortfall and batch slowdown of `nodes` up to now, then share
+        their cores anew (sim/sharing.py); tasks of nodes whose speed changed (or all of
+        `nodes` with `reschedule`) get their next finish rescheduled."""
+        m, st = self.model, self.stats
+        prev, slow = self.over_amount[nodes], self.slow_amount[nodes]
+        active = (prev > EPS) | (slow > EPS)
         if active.any():
             dt = now - self.over_since[nodes[active]]
-            self.stats.unserved_core_s += float((prev[active] * dt).sum())
-            self.stats.overflow_node_s += float(dt.sum())
-        new = self._overflow(nodes)
-        self.over_amount[nodes] = new
+            st.unserved_core_s += float((prev[active] * dt).sum())
+            st.slowed_core_s += float((slow[active] * dt).sum())
+            st.overflow_node_s += float(dt[prev[active] > EPS].sum())
+        primary, batch = m.primary_cpu[nodes], m.container_cpu[nodes]
+        got_p, got_b = share(primary, batch, m.physical_cores[nodes], self.weight)
+        down = ~m.running[nodes]
+        if down.any():
+            got_p, got_b = np.where(down, 0.0, got_p), np.where(down, 0.0, got_b)
+        self.primary_got[nodes], self.batch_got[nodes] = got_p, got_b
+        short = np.where(down, 0.0, primary - got_p)
+        self.over_amount[nodes] = short
+        self.slow_amount[nodes] = np.where(down, 0.0, batch - got_b)
         self.over_since[nodes] = now
-        if trigger:
-            hit = nodes[(new > EPS) & ~self.kill_pending[nodes]]
+        speeds = np.where(batch > EPS, got_b / np.where(batch > EPS, batch, 1.0), 1.0)
+        changed = self.clocks.set_speeds(nodes, speeds, now)
+        for node in (nodes if reschedule else changed).tolist():
+            self._reschedule_one(node, now)
+        if trigger and self.delay is not None:
+            hit = nodes[(short > EPS) & ~self.kill_pending[nodes]]
             if hit.size:
                 self.kill_pending[hit] = True
                 self.engine.push(now + self.delay, Ev.KILL_CHECK, hit)
+
+    def _reschedule_one(self, node: int, now: float) -> None:
+        clocks = self.clocks
+        t = clocks.next_finish(node, now, _alive)
+        if t != clocks.next_at[node]:
+            clocks.next_at[node] = t
+            if t != math.inf:
+                self.engine.push(t, Ev.FINISH, node)
 
     def _on_kill_check(self, now: float, nodes: np.ndarray) -> None:
         self.kill_pending[nodes] = False
@@ -392,7 +431,8 @@ class Substrate:
             return
         self._account(np.array([node]), now, trigger=False)
         self.killed(self.model.remove_node(node, now), now, "reimage")
-        self.over_amount[node] = 0.0
+        self.clocks.clear(node)
+        self._account(np.array([node]), now, trigger=False)
 
     def node_up(self, node: int, now: float) -> None:
         if self.model.running[node]:
@@ -412,6 +452,10 @@ class Substrate:
     def account_until(self, now: float) -> None:
         """Close the books at the end of a run: integrate every open overload up to `now`."""
         self._account(self._all, now, trigger=False)
+
+    def cpu_usage(self) -> tuple[np.ndarray, np.ndarray]:
+        """(cores the primary got, cores the containers got) per node: what the NM measures."""
+        return self.primary_got, self.batch_got
 
     def running_containers(self) -> int:
         return len(self._tasks)

@@ -68,6 +68,16 @@ def context(nodes_per_tenant: int, tenants: int = 2) -> SimContext:
                       STEP, START, 5)
 
 
+PRE_ISSUE_16: dict[str, Any] = {"reserve": {"method": "change"}, "guard": {"kill_when": "reserve_used"}}
+
+
+def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merged(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
+    return out
+
+
 def make(util: np.ndarray, history: int, *, nodes_per_tenant: int = 4, policy: str = "algorithm1",
          policy_params: Mapping[str, Any] | None = None, loop_params: Mapping[str, Any] | None = None,
          period_s: float = 120.0, offset_s: float = 6.0, include_containers: bool = False) -> HarvestRig:
@@ -80,14 +90,20 @@ def make(util: np.ndarray, history: int, *, nodes_per_tenant: int = 4, policy: s
     engine = Engine(clock, START)
     stats = SimStats()
     factory = {"algorithm1": algorithm1, "guard_only": guard_only}[policy]
-    pol = factory(dict(policy_params or {}), ctx)
+    # the rules these scenarios were written for: margins from slot changes, kill to restore the whole
+    # reserve (issue 16's defaults are tested in tests/decisions/test_guard_kills.py and below with
+    # explicit settings); a test's own settings win
+    policy_params, loop_params = dict(policy_params or {}), dict(loop_params or {})
+    holder = policy_params if policy == "algorithm1" else loop_params
+    holder["harvesting"] = _merged(PRE_ISSUE_16, holder.get("harvesting") or {})
+    pol = factory(policy_params, ctx)
     sub = Substrate(model, engine, pol, stats, rng=np.random.default_rng(0), tenant_of=ctx.tenant_of, step_s=STEP,
                     cores_per_vcore=1.0, reaction_delay_s=5.0, schedule_interval_s=1.0, cluster_ts=1, origin=START)
     hist = util.astype(np.float32)
     store = SqliteHistoryStore(":memory:")
     cctx = ControllerContext(ctx, clock, SimTelemetrySource(model, include_containers=include_containers),
                              SimActuator(sub, clock, stats), store, SimJobRuns(stats, START), hist[:, :history], period_s, pol)
-    plane = loops(dict(loop_params or {}), cctx)
+    plane = loops(loop_params, cctx)
     driver = LoopDriver(plane.loops, START + offset_s, stats)
 
     def step(now: float, k: int) -> None:

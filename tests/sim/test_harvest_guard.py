@@ -53,8 +53,11 @@ def test_a_primary_spike_kills_the_youngest_containers_first(mechanism: str, cau
 
 def test_no_action_on_stale_telemetry_then_action_once_it_is_fresh() -> None:
     rig = make(spiking(2, 0.50), HISTORY, policy="guard_only", period_s=1e9)  # tick the loops by hand after t=6 s
+    rig.run(7.0)
+    rig.plane.telemetry.tick(START + 7.0)  # a second fresh sample: the guard may raise capacity
+    rig.plane.guard.tick(START + 7.0)
     fill(rig)
-    rig.run(241.0)  # the spike is in the model now: 8 + 13 cores > 16; the last poll was at t=6 s
+    rig.run(241.0)  # the spike is in the model now: 8 + 13 cores > 16; the last poll was at t=7 s
     plane, now = rig.plane, START + 241.0
     before = rig.stats.controller_actions
     summary = plane.guard.tick(now)
@@ -71,7 +74,7 @@ def test_no_action_on_stale_telemetry_then_action_once_it_is_fresh() -> None:
 
 def test_reserves_are_fitted_margins_of_the_history() -> None:
     rig = make(spiking(2, 0.16), HISTORY, policy="guard_only")
-    rig.run(10.0)
+    rig.run(130.0)  # two guard ticks (6 s, 126 s): a node's first sample raises nothing
     view = rig.board.view()
     assert view.model is not None
     margins = rig.store.margin_model(view.model.version)  # the refit loop persisted what it published

@@ -28,10 +28,11 @@ def test_containers_land_only_on_nodes_of_the_selected_classes() -> None:
     samples = HISTORY + 60
     util = np.stack([flat(0.10, samples), noisy(0.45, samples, seed=1)])
     rig = make(util, HISTORY, policy_params={"no_class_wait_s": None})
-    rig.submit(job("wide", 20.0, tasks=40, duration_s=3000.0))  # fits only the flat tenant's class
+    # after the guard's second tick (126 s): the first sample of a node raises nothing
+    rig.submit(job("wide", 140.0, tasks=40, duration_s=3000.0))  # fits only the flat tenant's class
     for i in range(6):
-        rig.submit(job(f"j{i}", 40.0 + 15 * i, tasks=2 + 2 * i, duration_s=3000.0))
-    rig.run(400.0)
+        rig.submit(job(f"j{i}", 160.0 + 15 * i, tasks=2 + 2 * i, duration_s=3000.0))
+    rig.run(520.0)
     model = rig.board.view().model
     assert {c.pattern for c in model.classes} == {Pattern.CONSTANT, Pattern.UNPREDICTABLE}
     tenant_class = model.tenant_class_map()
@@ -61,7 +62,7 @@ def test_a_future_spike_is_invisible_to_the_policy_but_an_oracle_would_avoid_the
     # the job ran before and took 5,000 s: long (cold-start thresholds 300 s / 3,600 s); the
     # history store holds it, as a live store would when the sidecar starts
     rig.store.append_job_runs([JobRun("etl", "etl-1", START - 9000, START - 4000)])
-    rig.submit(job("etl-2", 30.0, tasks=40, duration_s=3600.0, name="etl"))
+    rig.submit(job("etl-2", 150.0, tasks=40, duration_s=3600.0, name="etl"))  # after the guard's 2nd tick (126 s)
     rig.run(1500.0)
 
     _, _, sel = next(s for s in rig.policy.selections if s[1] == "etl-2")

@@ -14,7 +14,7 @@ from harvester.app import Harvester
 from harvester.domain import Action, ActionError
 from harvester.loop.runner import LoopSpec, TickResult
 from harvester.sim.controller import ControllerContext
-from harvester.sim.live import backfill, loops, sim_settings
+from harvester.sim.live import DAY_S, RAW_DAYS, backfill, backfill_primary, loops, sim_settings
 from harvester.sim.metrics.report import summarize
 from harvester.sim.scenario import parse_scenario
 from harvester.sim.simulation import Simulation
@@ -26,7 +26,7 @@ SCENARIO: dict[str, Any] = {
     "tenants": {"count": 6, "history_s": 2 * 86400,
                 "mean_utilization": {"periodic": 0.45, "constant": 0.4, "unpredictable": 0.45}},
     "workload": {"synthetic": {"jobs": 80, "max_tasks_per_stage": 30}, "target_utilization": 0.45,
-                 "target_basis": "cluster"},
+                 "target_basis": "cluster", "allow_rescaled_durations": True},
     "policy": {"name": "harvester.sim.harvest:algorithm1", "params": {}},
     "controller": {"factory": "harvester.sim.live:loops", "period_s": 10, "offset_s": 6, "include_containers": False},
     "outputs": {"plots": False, "csv": False},
@@ -57,6 +57,7 @@ class LiveRoot:
         policy: Any = ctx.policy
         settings = on_free_ports(sim_settings(policy.harvesting, ctx.sim, period_s=ctx.period_s, stale_after_s=30.0))
         backfill(ctx.store, ctx.sim, ctx.past)
+        backfill_primary(ctx.store, ctx, RAW_DAYS * DAY_S)  # the raw samples a live store holds, as loops() writes them
         self.app = Harvester(settings, clock=ctx.clock, registry=CollectorRegistry(), source=ctx.source, actuator=tap,
                              store=ctx.store, job_runs=ctx.job_runs)
         policy.read_board(self.app.state)

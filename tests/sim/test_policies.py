@@ -69,7 +69,7 @@ def test_primary_aware_capacity_is_total_minus_primary_minus_reserve() -> None:
     caps = pol.capacity(view([0, 0, 0], primary=[0.0, 5.2, 15.5], cores=16))
     assert caps.vcores.tolist() == [14, 8, 0]  # 16 - 2 - 0; floor(16 - 2 - 5.2); negative -> 0
     assert caps.memory_mb.tolist() == [6144, 6144, 6144]  # 8192 x 0.875 - 1024 primary
-    assert caps.overcommit_timeout_ms == -1
+    assert caps.overcommit_timeout_ms == 0  # a cut below the allocation: the RM kills at once
 
 
 def test_policy_specs_and_params_are_checked() -> None:

@@ -21,8 +21,10 @@ def tiny(**over: Any) -> dict[str, Any]:
         "cluster": {"servers": 30, "cores": 8},
         "tenants": {"count": 5, "history_s": 3600,
                     "mean_utilization": {"periodic": 0.5, "constant": 0.4, "unpredictable": 0.3}},
-        "workload": {"synthetic": {"jobs": 40, "max_tasks_per_stage": 20}, "target_utilization": 0.5},
+        "workload": {"synthetic": {"jobs": 40, "max_tasks_per_stage": 20}, "target_utilization": 0.5,
+                     "allow_rescaled_durations": True},
         "policy": {"name": "stock-yarn"},
+        "substrate": {"reaction_delay_s": 5},  # the substrate's own kill: these runs exercise kills
         "outputs": {"plots": False, "csv": False},
     }
     for k, v in over.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -12,14 +14,17 @@ from harvester.sim.workload import JobSpec, StageSpec
 
 
 def test_primary_spike_kills_youngest_exactly_enough_and_tasks_rerun() -> None:
-    """1 node, 4 cores = 4 vcores, primary-aware with no reserve, reaction delay 5 s.
+    """1 node, 4 cores = 4 vcores, primary-aware with no reserve and no RM kill (overCommitTimeout
+    -1), the substrate's own kill 5 s after an overload.
 
     A: 2 x 100 s at t=0; B: 2 x 100 s at t=10. At t=50 the primary takes 2.5 cores: 2.5 + 4 > 4,
-    so at t=55 the substrate kills the youngest until 2.5 + batch <= 4 (B2, B1, A2). Capacity is
-    floor(4 - 2.5) = 1, so A2 re-runs at t=100 when A1 frees its vcore; at t=120 the primary
-    is back to 0 and B1, B2 re-run. A ends at 200, B at 220.
+    so the server is shared per process (weight 1): the primary gets 4 x 2.5 / 6.5, the batch the
+    rest, every task at speed s = (4 − 10/6.5) / 4. At t=55 the substrate kills the youngest until
+    2.5 + batch <= 4 (B2, B1, A2), which lose what they burned (A2: 50 + 5s, B: 40 + 5s). A1 is
+    back at full speed and ends at 55 + (100 − 50 − 5s); A2 re-runs on the next heartbeat; at
+    t=120 the primary is back to 0 and B1, B2 re-run. B ends at 220.
     """
-    rig = make_rig(params={"reserve_fraction": 0.0})
+    rig = make_rig(params={"reserve_fraction": 0.0, "overcommit_timeout_ms": -1})
     rig.primary(0.0, [0.0])
     rig.submit(job("A", 0.0, [100, 100]))
     rig.submit(job("B", 10.0, [100, 100]))
@@ -33,14 +38,17 @@ def test_primary_spike_kills_youngest_exactly_enough_and_tasks_rerun() -> None:
     rig.run(1000.0)
     st = rig.stats
     assert st.kills == {"primary": 3, "rm_overcommit": 0, "controller": 0, "reimage": 0}
-    assert st.wasted_cpu_s == pytest.approx(45 + 45 + 55)
-    assert st.unserved_core_s == pytest.approx(2.5 * 5) and st.overflow_node_s == pytest.approx(5.0)
+    speed = (4 - 4 * 2.5 / 6.5) / 4
+    assert st.wasted_cpu_s == pytest.approx((50 + 5 * speed) + 2 * (40 + 5 * speed))
+    assert st.unserved_core_s == pytest.approx((2.5 - 4 * 2.5 / 6.5) * 5) and st.overflow_node_s == pytest.approx(5.0)
+    assert st.slowed_core_s == pytest.approx(4 * (1 - speed) * 5)
     assert st.attempts == 7 and st.tasks_completed == 4
     assert st.useful_cpu_s == pytest.approx(400.0)
     a, b = rig.record("A"), rig.record("B")
-    assert (a.start_s, a.finish_s, a.kills, a.attempts) == (0.0, 200.0, 1, 3)
+    a1_end = 55 + (100 - 50 - 5 * speed)
+    assert (a.start_s, a.kills, a.attempts) == (0.0, 1, 3) and a.finish_s == pytest.approx(math.ceil(a1_end) + 100)
     assert (b.start_s, b.finish_s, b.kills, b.attempts) == (10.0, 220.0, 2, 4)
-    assert a.wasted_cpu_s == pytest.approx(55.0) and b.wasted_cpu_s == pytest.approx(90.0)
+    assert a.wasted_cpu_s == pytest.approx(50 + 5 * speed) and b.wasted_cpu_s == pytest.approx(2 * (40 + 5 * speed))
     assert rig.model.containers == {} and rig.substrate.pending_tasks == 0
 
 

@@ -8,8 +8,9 @@
   was reimaged and its containers lost);
 - wasted CPU-seconds: the cores a killed attempt burned before it died (its work is lost);
 - harvested CPU-seconds: cores burned by attempts that completed (useful harvested work);
-- primary not served: core-seconds the primary wanted but batch held (from the moment
-  primary + batch exceeded the host until a kill made room), and the node-seconds this lasted;
+- primary not served: core-seconds the primary wanted and did not get while it shared an
+  oversubscribed server with batch tasks (sim/sharing.py), and the node-seconds this lasted;
+- batch slowed: core-seconds the running batch tasks wanted and did not get (their slowdown);
 - utilization over time: one row per primary step (cluster-wide primary and batch cores,
   capacity, allocation, running containers, pending tasks, cumulative kills).
 """
@@ -54,6 +55,7 @@ class SimStats:
     attempts: int = 0
     tasks_completed: int = 0
     unserved_core_s: float = 0.0
+    slowed_core_s: float = 0.0   # batch cores wanted but not granted (sharing an oversubscribed server)
     overflow_node_s: float = 0.0
     scheduling_passes: int = 0
     reimages: int = 0

@@ -31,6 +31,7 @@ TABLE_ROWS = (
     ("primary / batch / total CPU utilization", "utilization"),
     ("primary not served (core-hours)", "primary_not_served_core_hours"),
     ("overloaded node-hours", "overflow_node_hours"),
+    ("batch slowed (core-hours not granted)", "batch_slowed_core_hours"),
     ("reimages", "reimages"),
     ("events / wall s / events per s", "perf"),
 )
@@ -61,6 +62,7 @@ def summarize(result: Any) -> dict[str, Any]:
         "batch_utilization": float(util[:, 2].mean() / cores) if util.size else 0.0,
         "primary_not_served_core_hours": st.unserved_core_s / 3600.0,
         "overflow_node_hours": st.overflow_node_s / 3600.0,
+        "batch_slowed_core_hours": st.slowed_core_s / 3600.0,
         "reimages": st.reimages, "scheduling_passes": st.scheduling_passes,
         "controller_ticks": st.controller_ticks, "controller_actions": st.controller_actions,
         "controller_errors": st.controller_errors,
@@ -70,6 +72,13 @@ def summarize(result: Any) -> dict[str, Any]:
         "sources": dict(result.sources),
     }
     out["total_utilization"] = out["primary_utilization"] + out["batch_utilization"]
+    # issue 16: the primary levels reached and the guard's reserve coverage (None without a guard)
+    out["levels"] = {p: {"target": t, "achieved": a} for p, (t, a) in getattr(result, "levels", {}).items()}
+    cov = getattr(result, "coverage", {})
+    rises, absorbed = sum(r for r, _ in cov.values()), sum(a for _, a in cov.values())
+    out["primary_rises"] = rises
+    out["reserve_coverage"] = absorbed / rises if rises else None
+    out["am_kills"] = getattr(result, "am_kills", 0)
     return out
 
 

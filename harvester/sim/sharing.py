@@ -1,0 +1,114 @@
+"""CPU sharing on an oversubscribed server, and the batch progress clocks it drives (pure + state).
+
+When the primary tenant and the batch containers of a server want more cores than it has, a
+real host does not kill anything: it shares the cores and everyone slows down. Recorded on a
+real 2-core host (fixtures scenarios/cpu-contention; the emulator's `harvester/emulator/
+contention.py` reproduces it per process): with no cgroup CPU limits, Linux CFS gives every
+runnable process the same share, and YARN containers have no priority over outside processes.
+With busy processes of one core each, that is a fluid share proportional to the cores each
+side wants. A latency-critical primary usually runs at a higher priority or cgroup weight, so
+the weight of the primary's demand is a parameter:
+
+    P = primary cores wanted, B = batch cores wanted (Σ running containers), C = cores
+    P + B ≤ C:  both get what they want (batch speed 1)
+    otherwise:  primary gets  xp = min(P, max(C·wP / (wP + B), C − B))
+                batch gets    xb = min(B, C − xp),  batch speed = xb / B
+    w = 1: the recorded per-process sharing (the default); w = None: strict priority (the
+    primary first, batch gets only the leftover cores).
+
+`P − xp` is primary demand not served (harm to the primary), `B − xb` batch work slowed away.
+
+`NodeClocks` turns speeds into task finish times (processor sharing): every node has a batch
+progress clock that advances at the node's speed; a task needing `d` full-speed seconds
+started at clock value v ends when the clock reads v + d. A change of speed moves one clock,
+not every task: only the node's earliest finish is rescheduled.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import numpy as np
+
+EPS = 1e-9
+
+
+def share(primary: np.ndarray, batch: np.ndarray, cores: np.ndarray, weight: float | None
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """(cores the primary gets, cores the batch gets) per node (module docstring)."""
+    over = primary + batch > cores + EPS
+    if weight is None:
+        xp = np.minimum(primary, cores)
+    else:
+        wp = weight * primary
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prop = np.where(wp + batch > 0, cores * wp / (wp + batch), 0.0)
+        xp = np.minimum(primary, np.maximum(prop, cores - batch))
+    xp = np.where(over, np.maximum(xp, 0.0), primary)
+    xb = np.where(over, np.clip(cores - xp, 0.0, batch), batch)
+    return xp, xb
+
+
+class NodeClocks:
+    """Per-node batch progress clocks and the tasks waiting to finish on each (module docstring).
+
+    Items pushed are opaque to the clocks; `alive(item)` says whether one still runs (killed
+    tasks are dropped lazily when they reach the top of their node's heap).
+    """
+
+    def __init__(self, n: int) -> None:
+        self.speed = np.ones(n)
+        self.clock = np.zeros(n)     # progress clock value at `since`
+        self.since = np.zeros(n)
+        self.next_at = np.full(n, np.inf)  # real time of the node's pending finish event
+        self._heaps: list[list[tuple[float, int, Any]]] = [[] for _ in range(n)]
+        self._seq = 0
+
+    def read(self, node: int, now: float) -> float:
+        """The node's progress clock at `now`."""
+        return float(self.clock[node] + self.speed[node] * (now - self.since[node]))
+
+    def add(self, node: int, now: float, work_s: float, item: Any) -> float:
+        """Start `item` needing `work_s` full-speed seconds; returns its clock value at start."""
+        start = self.read(node, now)
+        self._seq += 1
+        heapq.heappush(self._heaps[node], (start + work_s, self._seq, item))
+        return start
+
+    def set_speeds(self, nodes: np.ndarray, speeds: np.ndarray, now: float) -> np.ndarray:
+        """New speeds from `now` on; returns the nodes whose speed changed (clocks caught up)."""
+        changed = np.abs(self.speed[nodes] - speeds) > 1e-12
+        idx = nodes[changed]
+        if idx.size:
+            self.clock[idx] += self.speed[idx] * (now - self.since[idx])
+            self.since[idx] = now
+            self.speed[idx] = speeds[changed]
+        return idx
+
+    def next_finish(self, node: int, now: float, alive: Any) -> float:
+        """Real time the node's earliest live task ends (inf: none, or the node is stalled)."""
+        heap = self._heaps[node]
+        while heap and not alive(heap[0][2]):
+            heapq.heappop(heap)
+        if not heap:
+            return float("inf")
+        s = float(self.speed[node])
+        if s <= EPS:
+            return float("inf")
+        left = heap[0][0] - self.read(node, now)
+        return now + max(0.0, left) / s
+
+    def due(self, node: int, now: float, alive: Any) -> list[Any]:
+        """Pop every live task whose work is done by `now`."""
+        heap, out = self._heaps[node], []
+        v = self.read(node, now) + 1e-6
+        while heap and (heap[0][0] <= v or not alive(heap[0][2])):
+            _, _, item = heapq.heappop(heap)
+            if alive(item):
+                out.append(item)
+        return out
+
+    def clear(self, node: int) -> None:
+        self._heaps[node].clear()
+        self.next_at[node] = np.inf
