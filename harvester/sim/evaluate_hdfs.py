@@ -146,7 +146,8 @@ def run_cell(cell: Cell, rows: TraceRows) -> list[dict[str, Any]]:
     t0 = time.perf_counter()
     load = build_primary_load(servers=s.servers, tenants=max(1, s.servers // s.servers_per_tenant), step_s=STEP_S,
                               horizon_s=MONTH_S, history_s=MONTH_S, start_s=START_S, rng=rng,
-                              fits=load_patterns(None), traces=rows)
+                              fits=load_patterns(None), traces=rows,
+                              allow_generated=True)  # counted per row below (from_traces)
     achieved = scale_to_level(load, cell.level)
     history_util = tenant_matrix(load, -load.history_steps, 0)
     month_util = tenant_matrix(load, 0, load.steps)

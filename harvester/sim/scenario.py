@@ -45,6 +45,11 @@ class ClusterSpec(_Spec):
     racks_trace: TraceRef | None = Field(None, description="alibaba-machine-meta file: real failure domains become racks.")
 
 
+class NoiseSpec(_Spec):
+    sigma: float = Field(0.0, ge=0, le=1, description="Relative sd of each server's primary CPU around its trace value, redrawn every step_s (0: the trace's step function).")
+    step_s: float = Field(60.0, gt=0, description="How often the within-sample variation is redrawn (s); divides the scenario's step_s.")
+
+
 class TenantSpec(_Spec):
     source: Literal["generator", "traces"] = Field("generator", description="generator: fitted patterns; traces: real series.")
     count: int | None = Field(None, ge=1, description="Number of primary tenants (default: servers / 20).")
@@ -53,10 +58,12 @@ class TenantSpec(_Spec):
     members: int = Field(4, ge=1, description="Distinct series per tenant (servers cycle through them).")
     phase_jitter_s: float = Field(600.0, ge=0, description="Per-server time shift, uniform in +/- this.")
     history_s: float = Field(86400.0, ge=0, description="Utilization history before t=0 that policies can read.")
-    mean_utilization: dict[str, float] | None = Field(None, description="Rescale each pattern to this mean utilization.")
+    mean_utilization: dict[str, float] | None = Field(None, description="Bring each pattern's servers to this mean utilization over the run (affine, never clipped; a run that misses it by more than 5 points fails).")
     utilization_scale: float = Field(1.0, gt=0, description="Multiply every series (then clip to [0, 1]).")
     patterns_file: str | None = Field(None, description="Fitted pattern parameters (default: the shipped patterns.json).")
     traces: list[TraceRef] = Field(default_factory=list, description="Utilization traces (source: traces).")
+    noise: NoiseSpec = Field(default_factory=NoiseSpec, description="Variation of the primary within a trace sample.")
+    allow_generated: bool = Field(False, description="source traces: allow tenants from fitted generators when a pattern has no real series (else an error).")
 
     @field_validator("mix", "mean_utilization")
     @classmethod
@@ -104,7 +111,11 @@ class WorkloadSpec(_Spec):
     time_scale: float = Field(1.0, gt=0, description="Multiply trace submit times (< 1 compresses arrivals).")
     duration_scale: float = Field(1.0, gt=0, description="Multiply every task duration.")
     target_utilization: float | None = Field(None, gt=0, le=2, description="Scale durations so batch demand = this x harvestable cores.")
-    target_basis: Literal["harvestable", "cluster"] = Field("harvestable", description="What target_utilization is a share of: the cores the primary leaves free (harvestable) or all cores (cluster: the same jobs at every primary level).")
+    target_basis: Literal["harvestable", "offered", "cluster"] = Field("harvestable", description="What target_utilization is a share of: the cores the primary leaves free (harvestable), those minus offered_reserve (offered: what a guard offers), or all cores (cluster: the same jobs at every primary level).")
+    offered_reserve: float = Field(0.10, ge=0, lt=1, description="Share of the cores a guard keeps in reserve, for target_basis offered.")
+    size_by: Literal["durations", "jobs"] = Field("durations", description="How target_utilization is met: scale task durations, or (synthetic only) draw as many jobs as needed.")
+    allow_rescaled_durations: bool = Field(False, description="Trace workloads: allow duration_scale / target_utilization to change the trace's task durations (else an error).")
+    allow_dropped_jobs: bool = Field(False, description="Trace workloads: allow jobs outside the run's window to be dropped (else an error).")
     task_cpu_fraction: float = Field(1.0, gt=0, le=1, description="Share of its vcores a running task burns.")
 
     @model_validator(mode="after")
@@ -128,7 +139,8 @@ class ControllerSpec(_Spec):
 
 
 class SubstrateSpec(_Spec):
-    reaction_delay_s: float = Field(5.0, ge=0, description="Primary overload to kill (OSDI'16 §2: a few seconds).")
+    reaction_delay_s: float | None = Field(None, ge=0, description="null: an overloaded server shares its cores and kills nothing; a number: the substrate kills the youngest containers this long after an overload (a primary-aware kill without a controller).")
+    primary_weight: float | None = Field(1.0, gt=0, description="CPU weight of the primary's demand against batch on an oversubscribed server (1: per-process sharing as recorded, scenarios/cpu-contention; null: strict priority).")
     schedule_interval_s: float = Field(1.0, gt=0, description="Scheduling passes on this heartbeat grid (YARN: 1 s).")
 
 
@@ -158,7 +170,15 @@ class Scenario(_Spec):
     def _count(self) -> Scenario:
         if self.tenants.count is not None and self.tenants.count > self.cluster.servers:
             raise ValueError(f"tenants.count: {self.tenants.count} tenants for {self.cluster.servers} servers")
+        sub = self.step_s / self.tenants.noise.step_s
+        if self.tenants.noise.sigma > 0 and (sub < 1 or abs(sub - round(sub)) > 1e-9):
+            raise ValueError(f"tenants.noise.step_s: {self.tenants.noise.step_s:g} must divide step_s {self.step_s:g}")
         return self
+
+    @property
+    def substeps(self) -> int:
+        """Primary updates per trace sample (the within-sample variation's steps)."""
+        return int(round(self.step_s / self.tenants.noise.step_s)) if self.tenants.noise.sigma > 0 else 1
 
     @property
     def tenant_count(self) -> int:

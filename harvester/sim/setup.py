@@ -54,10 +54,14 @@ def build_load(sc: Scenario, rng: np.random.Generator, traces_dir: str | Path | 
             servers=sc.cluster.servers, tenants=sc.tenant_count, step_s=sc.step_s, horizon_s=sc.duration_s + sc.drain_s,
             history_s=t.history_s, start_s=sc.start_time, rng=rng, fits=fits, traces=rows, mix=t.mix,
             size_sigma=t.size_sigma, members=t.members, phase_jitter_s=t.phase_jitter_s,
-            mean_utilization=t.mean_utilization, utilization_scale=t.utilization_scale)
+            mean_utilization=t.mean_utilization, utilization_scale=t.utilization_scale,
+            allow_generated=t.allow_generated)
     except ValueError as exc:
         raise ScenarioError(f"tenants: {exc}") from None
     from_traces = sum(1 for x in load.tenants if x.source.startswith("trace:"))
+    if t.source == "traces" and from_traces < len(load.tenants):
+        _deviation(sources, f"{len(load.tenants) - from_traces} of {len(load.tenants)} tenants from fitted generators "
+                            "(tenants.allow_generated)")
     fitted = f"generators fitted to {pfile or 'harvester/sim/data/patterns.json'} (Bitbrains Rnd + Alibaba 2018 machines)"
     if t.source == "traces":
         names = ", ".join(f"{r.format}:{Path(r.path).name}" for r in t.traces)
@@ -68,31 +72,68 @@ def build_load(sc: Scenario, rng: np.random.Generator, traces_dir: str | Path | 
     return load
 
 
-def _retime(jobs: list[JobSpec], offset: float, scale: float, horizon: float) -> list[JobSpec]:
+def _retime(jobs: list[JobSpec], offset: float, scale: float, horizon: float) -> tuple[list[JobSpec], int]:
+    """The jobs inside the run's window (times shifted and scaled), and how many fell outside."""
     out = []
     for j in jobs:
         t = (j.submit_s - offset) * scale
         if 0.0 <= t < horizon:
             out.append(JobSpec(j.job_id, t, j.stages, j.name, j.period_s, j.source, j.meta))
-    return out
+    return out, len(jobs) - len(out)
+
+
+def _deviation(sources: dict[str, str], text: str) -> None:
+    """An input the run changed or replaced, allowed by a flag: listed at the top of reports."""
+    sources["deviations"] = "; ".join(x for x in (sources.get("deviations"), text) if x)
+
+
+def _basis_share(sc: Scenario, load: PrimaryLoad) -> float:
+    w = sc.workload
+    if w.target_basis == "cluster":
+        return 1.0
+    free = 1.0 - load.mean_utilization()
+    return max(0.0, free - w.offered_reserve) if w.target_basis == "offered" else free
+
+
+def _synthetic(sc: Scenario, rng: np.random.Generator, base_dir: str | Path | None, count: int | None = None
+               ) -> tuple[list[JobSpec], WorkloadParams]:
+    s = sc.workload.synthetic
+    pfile = _file(s.params_file, "workload.synthetic.params_file", base_dir)
+    try:
+        params = WorkloadParams.load(pfile)
+    except (OSError, ValueError, TypeError) as exc:
+        raise ScenarioError(f"workload.synthetic.params_file: cannot read ({exc})") from None
+    jobs = generate_jobs(params, jobs=s.jobs if count is None else count, horizon_s=sc.duration_s, rng=rng,
+                         recurring_fraction=s.recurring_fraction, periods=s.periods_s,
+                         run_to_run_sigma=s.run_to_run_sigma, max_tasks_per_stage=s.max_tasks_per_stage)
+    return jobs, params
 
 
 def build_workload(sc: Scenario, load: PrimaryLoad, rng: np.random.Generator, traces_dir: str | Path | None,
                    base_dir: str | Path | None, sources: dict[str, str], cores_per_vcore: float) -> list[JobSpec]:
+    """The run's jobs. Sizing (`target_utilization`): batch demand = target × basis cores × duration,
+    met by scaling durations (`size_by: durations`, an input change that needs
+    `allow_rescaled_durations`) or, for the synthetic workload, by drawing as many jobs as it
+    takes (`size_by: jobs`: a pilot draw of `synthetic.jobs` gives the core-seconds per job)."""
     w = sc.workload
+    cpu = cores_per_vcore * w.task_cpu_fraction
+    basis = sc.cluster.servers * sc.cluster.cores * _basis_share(sc, load) * sc.duration_s
+    what = {"cluster": "all", "harvestable": "harvestable", "offered": "offered"}[w.target_basis]
     if w.source == "synthetic":
         s = w.synthetic
-        pfile = _file(s.params_file, "workload.synthetic.params_file", base_dir)
-        try:
-            params = WorkloadParams.load(pfile)
-        except (OSError, ValueError, TypeError) as exc:
-            raise ScenarioError(f"workload.synthetic.params_file: cannot read ({exc})") from None
-        jobs = generate_jobs(params, jobs=s.jobs, horizon_s=sc.duration_s, rng=rng, recurring_fraction=s.recurring_fraction,
-                             periods=s.periods_s, run_to_run_sigma=s.run_to_run_sigma,
-                             max_tasks_per_stage=s.max_tasks_per_stage)
+        jobs, params = _synthetic(sc, rng, base_dir)
+        if w.target_utilization is not None and w.size_by == "jobs" and jobs:
+            per_job = total_core_seconds(jobs, cpu) / len(jobs)
+            count = max(1, round(w.target_utilization * basis / per_job))
+            jobs, params = _synthetic(sc, rng, base_dir, count)
+            sources["sizing"] = (f"{count:,} jobs for {w.target_utilization:.0%} of {what} cores "
+                                 f"({per_job / 3600:,.1f} core-hours per job in a pilot draw of {s.jobs})")
         sources["workload"] = (f"synthetic: {len(jobs)} job runs, DAG shapes fitted to {params.source}; "
-                               f"recurrence {s.recurring_fraction:.0%} (assumed, Morpheus §2)")
+                               f"recurrence {s.recurring_fraction:.0%} of runs, run-to-run sigma {s.run_to_run_sigma:g} "
+                               f"(assumed, Morpheus §2)")
     else:
+        if w.size_by == "jobs":
+            raise ScenarioError("workload.size_by: jobs needs the synthetic workload (a trace has the jobs it has)")
         ref = w.trace
         assert ref is not None
         path = resolve_trace(ref.path, key="workload.trace.path", traces_dir=traces_dir, base_dir=base_dir)
@@ -100,18 +141,27 @@ def build_workload(sc: Scenario, load: PrimaryLoad, rng: np.random.Generator, tr
             jobs = load_jobs(ref.format, path, ref.limit, **ref.options)
         except TraceError as exc:
             raise ScenarioError(f"workload.trace: {exc}") from None
-        jobs = _retime(jobs, w.time_offset_s, w.time_scale, sc.duration_s)
-        sources["workload"] = f"trace {ref.format}:{path.name} ({len(jobs)} jobs in the window)"
-    if w.duration_scale != 1.0:
-        jobs = scale_durations(jobs, w.duration_scale)
-    if w.target_utilization is not None and jobs:
-        cpu = cores_per_vcore * w.task_cpu_fraction
-        share = 1.0 if w.target_basis == "cluster" else 1.0 - load.mean_utilization()
-        basis = sc.cluster.servers * sc.cluster.cores * share * sc.duration_s
-        factor = w.target_utilization * basis / total_core_seconds(jobs, cpu)
+        jobs, dropped = _retime(jobs, w.time_offset_s, w.time_scale, sc.duration_s)
+        if dropped:
+            text = f"{dropped:,} of {dropped + len(jobs):,} trace jobs dropped (outside the run's {sc.duration_s:g} s window)"
+            if not w.allow_dropped_jobs:
+                raise ScenarioError(f"workload.trace: {text}; shorten the trace (limit, time_offset_s, time_scale) "
+                                    f"or set workload.allow_dropped_jobs")
+            _deviation(sources, text)
+        names = len({j.name for j in jobs})
+        sources["workload"] = (f"trace {ref.format}:{path.name} ({len(jobs)} jobs in the window, "
+                               f"{names} distinct job names)")
+    factor = w.duration_scale
+    if w.target_utilization is not None and jobs and w.size_by == "durations":
+        factor *= w.target_utilization * basis / total_core_seconds(jobs, cpu) / w.duration_scale
+    if factor != 1.0:
+        text = f"task durations x{factor:.3g}" + (f" for {w.target_utilization:.0%} of {what} cores"
+                                                  if w.target_utilization is not None else "")
+        if not w.allow_rescaled_durations:
+            raise ScenarioError(f"workload: {text} would change the workload's durations; size by jobs "
+                                f"(workload.size_by: jobs) or set workload.allow_rescaled_durations")
         jobs = scale_durations(jobs, factor)
-        what = "all" if w.target_basis == "cluster" else "harvestable"
-        sources["workload"] += f"; durations x{factor:.3g} for {w.target_utilization:.0%} of {what} cores"
+        _deviation(sources, text)
     return jobs
 
 

@@ -42,7 +42,8 @@ def test_a_tiny_evaluation_writes_a_consistent_report(tmp_path: Path) -> None:
 def test_scaling_hits_the_level_and_a_cell_is_deterministic() -> None:
     rows, _ = load_trace_rows(TRACES_DIR, None, np.random.default_rng(0))
     load = build_primary_load(servers=40, tenants=2, step_s=120.0, horizon_s=MONTH_S / 30, history_s=0.0,
-                              start_s=0.0, rng=np.random.default_rng(1), fits=load_patterns(None), traces=rows)
+                              start_s=0.0, rng=np.random.default_rng(1), fits=load_patterns(None), traces=rows,
+                              allow_generated=True)
     assert abs(scale_to_level(load, 0.4) - 0.4) < 0.01
     setup = Setup(servers=40, blocks_per_server=2, replications=(2,))
     a = run_cell(Cell(0, "main", "base", 0.3, 5, setup), rows)

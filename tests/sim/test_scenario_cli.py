@@ -80,7 +80,9 @@ def test_simulate_takes_trace_paths_as_arguments(repo_root: Path, traces_dir: Pa
                  "--no-plots", "--out", str(tmp_path / "o"), "--utilization", f"utilization-csv={util}",
                  "--jobs", f"hawk-eagle={hawk}", "--set", "cluster.servers=20", "--set", "tenants.count=2",
                  "--set", "duration_s=1800", "--set", "drain_s=0", "--set", "workload.target_utilization=null",
-                 "--set", "workload.trace.options={max_tasks_per_stage: 20}", "--set", "workload.duration_scale=0.05"])
+                 "--set", "workload.trace.options={max_tasks_per_stage: 20}", "--set", "workload.duration_scale=0.05",
+                 "--set", "workload.allow_dropped_jobs=true", "--set", "workload.allow_rescaled_durations=true",
+                 "--set", "tenants.allow_generated=true"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "trace hawk-eagle:YH1_sub.tr.gz" in out and "from real series (utilization-csv:u.csv)" in out

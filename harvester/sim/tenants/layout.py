@@ -171,6 +171,7 @@ def build_primary_load(
     phase_jitter_s: float = 600.0,
     mean_utilization: Mapping[str, float] | None = None,
     utilization_scale: float = 1.0,
+    allow_generated: bool = False,
 ) -> PrimaryLoad:
     """Build tenants and every server's series (see the module docstring for the method)."""
     steps = int(np.ceil(horizon_s / step_s))
@@ -210,6 +211,9 @@ def build_primary_load(
             offset_of[pos:pos + size] = (np.asarray(shift)[member] + day_off - hist - jit + jitter)
             source = "trace:" + ",".join(traces.names[i] for i in used)
         else:
+            if traces is not None and not allow_generated:
+                raise ValueError(f"no real series of the {pattern} pattern for tenant {t} (the traces classify none as "
+                                 f"{pattern}): set tenants.allow_generated to use a fitted generator instead")
             table = fits.get(pattern) or []
             if not table:
                 raise ValueError(f"no fitted parameters for the {pattern} pattern")
@@ -237,22 +241,58 @@ def build_primary_load(
 
 
 def _rescale(load: PrimaryLoad, patterns: Sequence[Pattern], targets: Mapping[str, float] | None, scale: float) -> None:
-    """Scale each pattern's rows so its servers' mean utilization hits `targets[pattern]`."""
+    """Bring each pattern's servers to `targets[pattern]` mean utilization over the run, never clipping.
+
+    Multiplying and then clipping at 100 % (the old way) cannot reach a high level with spiky
+    series: the clipped peaks lose what the multiplication added (a 0.8 target reached 0.43).
+    Instead every series (row) r of the pattern is moved by one common offset d and, only where
+    it would leave [0, 1], its swings are narrowed around its own mean:
+
+        μ_r = m_r + d (kept inside [0.001, 0.999]),  s_r = min(1, (1 − μ_r) / (max_r − m_r), μ_r / (m_r − min_r))
+        u' = μ_r + s_r (u − m_r)
+
+    with m_r the row's mean over the run's steps (as its servers read it), min/max over the whole
+    row (history included). The run's mean is then Σ servers μ_r / servers; d solves it equal to
+    the target (bisection). Tenants keep their order and their shape; at high levels the swings
+    of the spikiest series shrink, which is what a mean that high leaves room for.
+    """
     if scale != 1.0:
         np.clip(load.rows * scale, 0.0, 1.0, out=load.rows)
     if not targets:
         return
-    pattern_of_row = np.empty(load.rows.shape[0], dtype=object)
-    pattern_of_row[load.row_of] = np.asarray(patterns, dtype=object)[load.tenant_of]
-    ks = np.linspace(0, load.steps - 1, num=min(48, load.steps)).astype(int)
-    util = np.stack([load.util_at(int(k)) for k in ks])
+    ks = np.unique(np.linspace(0, load.steps - 1, num=min(240, load.steps)).astype(int))
+    server_mean = np.mean([load.util_at(int(k)) for k in ks], axis=0, dtype=np.float64)
     server_pattern = np.asarray(patterns, dtype=object)[load.tenant_of]
+    n_rows = load.rows.shape[0]
     for p, target in targets.items():
         servers = server_pattern == p
         if not servers.any():
             continue
-        current = float(util[:, servers].mean())
-        if current <= 0:
-            continue
-        rows = pattern_of_row == p
-        load.rows[rows] = np.clip(load.rows[rows] * (target / current), 0.0, 1.0)
+        weight = np.bincount(load.row_of[servers], minlength=n_rows).astype(np.float64)
+        rows = np.flatnonzero(weight)
+        mean = np.bincount(load.row_of[servers], weights=server_mean[servers], minlength=n_rows)[rows] / weight[rows]
+        w = weight[rows]
+
+        def level(d: float) -> float:
+            return float(np.sum(w * np.clip(mean + d, LEVEL_EPS, 1 - LEVEL_EPS)) / w.sum())
+
+        lo, hi = -1.0, 1.0
+        if not level(lo) <= target <= level(hi):
+            raise ValueError(f"a {p} mean utilization of {target:.0%} cannot be reached")
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if level(mid) < target else (lo, mid)
+        d = (lo + hi) / 2
+        for r, m in zip(rows.tolist(), mean.tolist()):
+            row = load.rows[r, : load.row_len[r]]
+            mu = min(1 - LEVEL_EPS, max(LEVEL_EPS, m + d))
+            top, bottom = float(row.max()), float(row.min())
+            s = 1.0
+            if top > m:
+                s = min(s, (1 - mu) / (top - m))
+            if bottom < m:
+                s = min(s, mu / (m - bottom))
+            row[:] = np.clip(mu + s * (row - m), 0.0, 1.0)  # the clip only absorbs float rounding
+
+
+LEVEL_EPS = 0.001
