@@ -161,13 +161,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate_harvesting(args: argparse.Namespace) -> int:
-    from harvester.sim.harvest.evaluate import DEFAULT_LEVELS, DEFAULT_SCENARIO, DEFAULT_SEEDS, POLICIES, load_plan, run_plan
+    from harvester.sim.harvest.evaluate import DEFAULT_LEVELS, DEFAULT_POLICIES, DEFAULT_SCENARIO, DEFAULT_SEEDS, load_plan, run_plan
     from harvester.sim.harvest.report import write_report
     from harvester.sim.scenario import ScenarioError
 
     scenario = args.scenario or DEFAULT_SCENARIO
     try:
-        plan = load_plan(scenario, levels=args.levels or DEFAULT_LEVELS, policies=args.policy or POLICIES,
+        plan = load_plan(scenario, levels=args.levels or DEFAULT_LEVELS, policies=args.policy or DEFAULT_POLICIES,
                          seeds=args.seeds or DEFAULT_SEEDS, overrides=_overrides(args),
                          traces_dir=str(Path(args.traces).resolve()) if args.traces else None)
     except ScenarioError as exc:
@@ -241,10 +241,11 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("evaluate", help="evaluation reports run in the simulator (docs/evaluation)")
     esub = p.add_subparsers(dest="evaluation", required=True)
-    e = esub.add_parser("harvesting", help="YARN-H (Algorithm 1 + guard) vs stock and primary-aware YARN")
+    e = esub.add_parser("harvesting", help="YARN-H vs yarn-pt (same guard, stock placement), fixed-reserve and stock YARN")
     e.add_argument("--scenario", type=Path, default=None, help="evaluation scenario (default deploy/scenarios/harvesting-eval.yaml)")
     add_number_list(e, "--levels", float, help="primary utilization levels (default 0.2,0.35,0.5,0.8)")
-    e.add_argument("--policy", action="append", help="policy to run (repeatable; default all four)")
+    e.add_argument("--policy", action="append",
+                   help="policy to run (repeatable; default stock-yarn, fixed-reserve, yarn-pt, yarn-h; also yarn-h-wait)")
     add_number_list(e, "--seeds", int, help="seeds (default 1,2,3)")
     e.add_argument("--workers", type=int, default=None, help="local processes (default: cores)")
     e.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")

@@ -15,15 +15,18 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from harvester.sim.harvest.evaluate import PAPER, POLICIES, Point, aggregate, job_times, versus_stock
+from harvester.sim.harvest.evaluate import PAPER, POLICIES, Point, aggregate, job_times, level_of, versus, versus_stock
 from harvester.sim.metrics.plots import plot_job_cdf, pyplot
 
 COLUMNS = (
     ("avg job time (s)", "job_time_mean_s", "{:,.0f}"),
     ("p95 job time (s)", "job_time_p95_s", "{:,.0f}"),
     ("task kills", "task_kills", "{:,.0f}"),
-    ("wasted CPU-h", "wasted_cpu_hours", "{:,.1f}"),
-    ("primary not served (core-h)", "primary_not_served_core_hours", "{:,.2f}"),
+    ("wasted batch core-h", "wasted_cpu_hours", "{:,.1f}"),
+    ("unmet primary core-h", "primary_not_served_core_hours", "{:,.2f}"),
+    ("harvested core-h", "harvested_cpu_hours", "{:,.0f}"),
+    ("batch slowed core-h", "batch_slowed_core_hours", "{:,.1f}"),
+    ("reserve coverage", "reserve_coverage", "{:.3f}"),
     ("unfinished jobs", "jobs_unfinished", "{:,.1f}"),
 )
 
@@ -36,37 +39,45 @@ def _cell(p: Point, key: str, fmt: str) -> str:
 
 
 def level_tables(points: Sequence[Point]) -> str:
-    """One Markdown table per level: policies as rows, the paper's claim beside the job time."""
-    rel = versus_stock(points)
+    """One Markdown table per level: policies as rows, the level asked and reached, the paper's
+    claim beside ours, and the ablation (yarn-h against yarn-pt: only placement differs)."""
+    rel, abl = versus_stock(points), versus(points, "yarn-pt")
     out = []
     for level in sorted({p.level for p in points}):
         ps = [p for p in points if p.level == level]
-        prim = ps[0].mean["primary_utilization"]
-        out.append(f"### Primary level {level:.0%} (achieved mean primary utilization {prim:.1%}; "
-                   f"{ps[0].seeds} seed(s), mean ± sd)\n")
-        head = ["policy", *(c[0] for c in COLUMNS), "avg job time vs stock (ours)", "paper (YARN-H vs stock)"]
+        reached = [p.mean["level_achieved"] for p in ps if not math.isnan(p.mean["level_achieved"])]
+        got = ps[0].mean["primary_utilization"]
+        out.append(f"### Primary level {level:.0%} (demand reached {min(reached):.1%}–{max(reached):.1%} "
+                   f"over the policies; primary CPU served {got:.1%} under {ps[0].policy}; "
+                   f"{ps[0].seeds} seed(s), mean ± sd)\n" if reached else
+                   f"### Primary level {level:.0%} ({ps[0].seeds} seed(s), mean ± sd)\n")
+        head = ["policy", *(c[0] for c in COLUMNS), "avg job time vs stock", "vs yarn-pt", "paper (YARN-H vs stock)"]
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
         for p in ps:
-            r = rel.get((level, p.policy))
+            r, a = rel.get((level, p.policy)), abl.get((level, p.policy))
             ours = "—" if p.policy == "stock-yarn" or r is None else f"{r:+.0%}"
-            paper = "up to −90 %" if p.policy == "history-based" else ""
-            out.append("| " + " | ".join([p.policy, *(_cell(p, k, f) for _, k, f in COLUMNS), ours, paper]) + " |")
+            vs_pt = "—" if p.policy in ("stock-yarn", "yarn-pt") or a is None else f"{a:+.0%}"
+            paper = "up to −90 %" if p.policy == "yarn-h" else ""
+            out.append("| " + " | ".join([p.policy, *(_cell(p, k, f) for _, k, f in COLUMNS), ours, vs_pt, paper]) + " |")
         out.append("")
     return "\n".join(out)
 
 
 def cell_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    head = ["level", "policy", "seed", "primary util", "batch util", "jobs done/submitted", "avg job (s)",
-            "kills (primary/rm)", "wasted CPU-h", "not served (core-h)", "wall s"]
+    head = ["level", "policy", "seed", "level reached", "primary util", "batch util", "jobs done/submitted",
+            "avg job (s)", "kills (rm/guard/substrate)", "AM kills", "wasted CPU-h", "not served (core-h)",
+            "coverage", "wall s"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         t = job_times(r)
         out.append("| " + " | ".join([
-            f"{r['level']:.0%}", r["policy"], str(r["seed"]), f"{r['primary_utilization']:.1%}",
-            f"{r['batch_utilization']:.1%}", f"{r['jobs_finished']}/{r['jobs_submitted']}",
-            f"{t.mean():,.0f}" if t.size else "-", f"{r['task_kills_primary']:,}/{r['task_kills_rm_overcommit']:,}",
-            f"{r['wasted_cpu_hours']:,.1f}", f"{r['primary_not_served_core_hours']:,.2f}", f"{r['wall_s']:.0f}",
+            f"{r['level']:.0%}", r["policy"], str(r["seed"]), f"{level_of(r)['level_achieved']:.1%}",
+            f"{r['primary_utilization']:.1%}", f"{r['batch_utilization']:.1%}", f"{r['jobs_finished']}/{r['jobs_submitted']}",
+            f"{t.mean():,.0f}" if t.size else "-",
+            f"{r['task_kills_rm_overcommit']:,}/{r['task_kills_controller']:,}/{r['task_kills_primary']:,}",
+            str(r.get("am_kills", 0)), f"{r['wasted_cpu_hours']:,.1f}", f"{r['primary_not_served_core_hours']:,.2f}",
+            "-" if r.get("reserve_coverage") is None else f"{r['reserve_coverage']:.3f}", f"{r['wall_s']:.0f}",
         ]) + " |")
     return "\n".join(out)
 
@@ -86,6 +97,12 @@ def selection_table(rows: Sequence[Mapping[str, Any]]) -> str:
         out.append("| " + " | ".join([f"{level:.0%}", str(len(reports)), ", ".join(map(str, classes)) or "-",
                                       *(f"{counts[k]:,}" for k in kinds)]) + " |")
     return "\n".join(out) if len(out) > 2 else ""
+
+
+def deviations(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Every input a run changed or replaced because a flag allowed it (issue 16: loud inputs)."""
+    seen = sorted({r.get("sources", {}).get("deviations", "") for r in rows} - {""})
+    return "".join(f"DEVIATION: {d}\n" for d in seen)
 
 
 def inputs_lines(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -140,21 +157,22 @@ def write_report(out: Path, rows: Sequence[Mapping[str, Any]], *, command: str, 
         f"Generated by `{command}` from `{scenario}`; the narrative is in [harvesting.md](harvesting.md).",
         f"Paper: {PAPER}.",
         "",
+        *(["Inputs changed by flags:", "", "```", deviations(rows).rstrip(), "```", ""] if deviations(rows) else []),
         level_tables(points),
         "## Every run",
         "",
         cell_table(rows),
         "",
-        "## Algorithm 1's answers (history-based runs)",
+        "## Algorithm 1's answers (yarn-h runs)",
         "",
         "Every time a job asked (first placement, retries after 30 s, moves when its classes were full).",
         "",
-        selection_table(rows) or "(no history-based runs)",
+        selection_table(rows) or "(no yarn-h runs)",
         "",
-        "## Inputs",
+        "## Inputs (deviations asked for by flags are listed first)",
         "",
         "```",
-        inputs_lines(rows),
+        deviations(rows) + inputs_lines(rows),
         "```",
         "",
     ]), encoding="utf-8")
