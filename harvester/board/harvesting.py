@@ -60,7 +60,8 @@ class GuardStatus:
     recent: tuple[ActionLogEntry, ...] = ()
     last_acted_snapshot: float | None = None
     coverage: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # class → (rises, absorbed) since start
-    am_kills: tuple[tuple[float, str, str], ...] = ()                      # (time, node, reason) of last resorts
+    am_kills: tuple[tuple[float, str, str], ...] = ()                      # (time, node, reason) of the last last resorts
+    am_kills_total: int = 0                                                # all of them since start
 
 
 HARVESTING: Item[HarvestingView] = Item("harvesting", HarvestingView())

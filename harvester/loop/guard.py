@@ -100,6 +100,7 @@ class GuardTick:
         self._memos: dict[str, NodeMemo] = {}
         self._coverage: dict[str, tuple[int, int]] = {}
         self._am_kills: deque[tuple[float, str, str]] = deque(maxlen=LOG_SIZE)
+        self._am_kills_total = 0
         board.publish_guard_status(GuardStatus(self.actuating))
 
     @property
@@ -113,7 +114,7 @@ class GuardTick:
     def _publish_status(self) -> None:
         self._board.publish_guard_status(GuardStatus(self.actuating, tuple(self._kills.values()), tuple(self._finished),
                                                      dict(self._left_out), tuple(self._log), self._acted_on,
-                                                     dict(self._coverage), tuple(self._am_kills)))
+                                                     dict(self._coverage), tuple(self._am_kills), self._am_kills_total))
 
     def _take_errors(self) -> list[ActionError]:
         """The last batch's outcomes as the RM reported them: `failed` ends a kill (the container
@@ -217,6 +218,7 @@ class GuardTick:
         self._metrics.record_rises(decision.coverage)
         if sent or self._actuator is None:
             self._am_kills.extend((now, node, why) for node, why in decision.am_kills)
+            self._am_kills_total += len(decision.am_kills)
             self._metrics.record_am_kills(Counter(why.split(":", 1)[0] for _, why in decision.am_kills))
         if model is None:
             self._board.publish_guard(decision)
