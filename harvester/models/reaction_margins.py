@@ -94,15 +94,19 @@ class RiseHistogram:
         if values.shape[0] <= k:
             return
         ahead = _sliding_max(values[1:], k)
+        if ahead.base is not None:  # k = 1: a view of the caller's values, which must not change
+            ahead = ahead.copy()
         base = values[: ahead.shape[0]]
-        rise = ahead - base
+        rise = np.subtract(ahead, base, out=ahead)  # in place: a block is tens of millions of values
         unknown = np.isnan(rise)  # unknown sample, or no known sample ahead
-        np.nan_to_num(rise, copy=False, nan=0.0)
+        rise[unknown] = 0.0
         np.clip(rise, 0.0, 1.0, out=rise)
         rise *= BINS
-        idx = np.ceil(rise - 1e-4).astype(np.int32)  # upper bin edge, tolerant of float noise
+        rise -= 1e-4  # upper bin edge, tolerant of float noise
+        np.ceil(rise, out=rise)
         width = BINS + 1
-        key = idx + (np.where(class_of >= 0, class_of, self.classes) * width).astype(np.int32)[None, :]
+        key = rise.astype(np.int32)
+        key += (np.where(class_of >= 0, class_of, self.classes) * width).astype(np.int32)[None, :]
         key[unknown] = self.classes * width
         counts = np.bincount(key.ravel(), minlength=(self.classes + 1) * width)
         self.counts += counts[: self.classes * width].reshape(self.classes, width)

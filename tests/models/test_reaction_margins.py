@@ -84,3 +84,11 @@ def test_bad_inputs_fail_clearly() -> None:
         horizon_samples(0, 10)
     with pytest.raises(ValueError, match="do not match"):
         PrimaryBlock(("a",), np.zeros(2), np.zeros((3, 1)))
+
+
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_folding_leaves_the_callers_values_alone(k: int) -> None:
+    values = np.random.default_rng(1).random((20, 3)).astype(np.float32)
+    before = values.copy()
+    RiseHistogram(1).add(values, np.zeros(3, dtype=np.int64), k)
+    assert np.array_equal(values, before)
