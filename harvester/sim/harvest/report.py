@@ -85,8 +85,8 @@ def cell_table(rows: Sequence[Mapping[str, Any]]) -> str:
 def selection_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """Algorithm 1's answers per level, summed over seeds (from each run's `policy_report`)."""
     kinds = ("one", "several", "none", "no class: placed anywhere")
-    head = ["level", "runs", "classes", "one class", "several classes", "no class (job waits)",
-            "no class after the wait limit (placed anywhere)"]
+    head = ["level", "runs", "classes", "one class", "several classes", "no class",
+            "no class after the wait limit (placed anywhere; yarn-h waits 0 s)"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for level in sorted({float(r["level"]) for r in rows}):
         reports = [r["policy_report"] for r in rows if r["level"] == level and "policy_report" in r]
