@@ -19,6 +19,7 @@ from harvester.sim.cluster import ClusterModel
 from harvester.sim.controller import ControllerContext, LoopDriver
 from harvester.sim.engine import Engine
 from harvester.sim.harvest import algorithm1, guard_only
+from harvester.sim.harvest.evaluate import deep_merge
 from harvester.sim.live import loops
 from harvester.sim.metrics.collector import SimStats
 from harvester.sim.policies import PlacementPolicy, SimContext, TenantInfo
@@ -71,13 +72,6 @@ def context(nodes_per_tenant: int, tenants: int = 2) -> SimContext:
 PRE_ISSUE_16: dict[str, Any] = {"reserve": {"method": "change"}, "guard": {"kill_when": "reserve_used"}}
 
 
-def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merged(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
-    return out
-
-
 def make(util: np.ndarray, history: int, *, nodes_per_tenant: int = 4, policy: str = "algorithm1",
          policy_params: Mapping[str, Any] | None = None, loop_params: Mapping[str, Any] | None = None,
          period_s: float = 120.0, offset_s: float = 6.0, include_containers: bool = False) -> HarvestRig:
@@ -95,7 +89,7 @@ def make(util: np.ndarray, history: int, *, nodes_per_tenant: int = 4, policy: s
     # explicit settings); a test's own settings win
     policy_params, loop_params = dict(policy_params or {}), dict(loop_params or {})
     holder = policy_params if policy == "algorithm1" else loop_params
-    holder["harvesting"] = _merged(PRE_ISSUE_16, holder.get("harvesting") or {})
+    holder["harvesting"] = deep_merge(PRE_ISSUE_16, holder.get("harvesting") or {})
     pol = factory(policy_params, ctx)
     sub = Substrate(model, engine, pol, stats, rng=np.random.default_rng(0), tenant_of=ctx.tenant_of, step_s=STEP,
                     cores_per_vcore=1.0, reaction_delay_s=5.0, schedule_interval_s=1.0, cluster_ts=1, origin=START)

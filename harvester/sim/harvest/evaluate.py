@@ -97,10 +97,11 @@ def policy_overrides(scenario: Mapping[str, Any], policy: str) -> dict[str, Any]
     raise ScenarioError(f"unknown policy {policy!r} (use {', '.join(POLICIES)})")
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `over` laid on it, mappings merged key by key (settings overrides)."""
     out = dict(base)
     for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
+        out[k] = deep_merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k), Mapping) else v
     return out
 
 
@@ -113,7 +114,7 @@ def _guard_alone(scenario: Mapping[str, Any], controller: Any, extra: Mapping[st
     pol = scenario.get("policy") or {}
     settings = (pol.get("params") or {}).get("harvesting") if isinstance(pol, dict) else None
     if settings is not None or extra:
-        params["harvesting"] = _merge(settings or {}, extra or {})
+        params["harvesting"] = deep_merge(settings or {}, extra or {})
     out["params"] = params
     return out
 
