@@ -58,7 +58,7 @@ def dry_run(decision: GuardDecision) -> GuardDecision:
     """The decision as a dry run tells it: "sent:<label>" outcomes become "would_send:<label>"
     (the RM kept its capacity: nothing was sent)."""
     return replace(decision, nodes=tuple(
-        replace(v, outcome="would_send:" + v.outcome.removeprefix("sent:")) if v.outcome.startswith("sent:") else v
+        v._replace(outcome="would_send:" + v.outcome.removeprefix("sent:")) if v.outcome.startswith("sent:") else v
         for v in decision.nodes))
 
 

@@ -189,6 +189,8 @@ def _populate(app: Harvester) -> None:
     m.record_action_errors({"set_capacity": 1, "kill": 1})
     m.record_capacity_outcomes({"stale:no_utilization": 1, "stale:node": 1, "stale:missing": 1, "stale:snapshot": 1})
     m.record_hdfs_reimages(1)
+    m.record_rises({"periodic-0": (2, 1)})            # decisions/guard.py GuardDecision.coverage
+    m.record_am_kills({"primary_short": 1})           # decisions/guard_kills.py _last_resort
 
 
 def _parse(text: str, into: Exported) -> None:

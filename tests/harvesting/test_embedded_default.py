@@ -17,7 +17,7 @@ from harvester.cli import main
 from harvester.config import parse_settings
 from rm_client import RMClient, RMClientConfig
 
-from embedded_sidecar import embedded_sidecar, loopback_settings
+from embedded_sidecar import embedded_sidecar, loopback_settings, run_control_periods
 from emu_cluster import EmuCluster
 
 
@@ -59,14 +59,9 @@ def test_the_demo_is_classified_right_after_start(embedded: Harvester) -> None:
 
 
 def test_the_guard_actuates_against_the_emulator(embedded: Harvester) -> None:
-    embedded.loop("refit").run_once()
-    sent = 0
-    for _ in range(2):  # a node's first heartbeat may read CPU 0.0 (unknown): the second poll confirms
-        embedded.loop("telemetry").run_once()
-        sent += embedded.loop("guard").run_once().summary["sent"]
-        assert isinstance(embedded.clock, SimClock)
-        embedded.clock.advance(10)
-    assert sent > 0
+    # two control periods: a node's first heartbeat may read CPU 0.0 (unknown), the second poll confirms
+    run_control_periods(embedded, periods=2, step_s=10.0)
+    assert any(e.fate == "sent" for e in embedded.guard.status().recent)
     with RMClient(RMClientConfig(urls=(embedded.embedded.url,))) as rm:  # what `harvester rm nodes` shows
         totals = {n.id: n.total_resource.vcores for n in rm.list_nodes()}
     assert any(v < 16 for v in totals.values()), totals

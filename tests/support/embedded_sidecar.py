@@ -44,8 +44,10 @@ def embedded_sidecar(store_path: Path, overrides: dict[str, Any] | None = None, 
         app.stop()
 
 
-def run_control_periods(app: Harvester, periods: int = 2, step_s: float = 60.0) -> None:
-    """Refit once, then `periods` × (poll, guard) `step_s` apart, as the live loops would."""
+def run_control_periods(app: Harvester, periods: int = 3, step_s: float = 60.0) -> None:
+    """Refit once, then `periods` × (poll, guard) `step_s` apart, as the live loops would. The demo's
+    first heartbeat reads CPU 0.0 (unknown: the guard freezes), the second sample's increase waits
+    for a confirming third (decisions/guard.py), so three periods end with a capacity raised."""
     assert app.loop("refit").run_once() is not None
     for _ in range(periods):
         assert app.loop("telemetry").run_once() is not None
