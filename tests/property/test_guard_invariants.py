@@ -7,7 +7,8 @@
 - capacity is whole, never negative, never above the NodeManager's;
 - capacity never drops below the allocation unless the same decision kills enough to fit
   (its signals plus those in flight) or hands the cut to the RM (overCommitTimeout ≥ 0, which
-  takes AMs last, so never below the AMs' allocation — unless an AM is taken as a stated last
+  takes AMs last, so never below the AMs' allocation — unless AMs may be signalled (`kill_ams`) or one
+  is taken as a stated last
   resort, `GuardDecision.am_kills`);
 - the RM mechanism sends no signal; signals never hit an AM unless allowed, never hit an
   in-flight victim twice, and escalate only graceful kills.
@@ -140,7 +141,8 @@ def test_guard_invariants(ctx) -> None:
             ams = [c for c in listed.values() if c.node_id == node_id and c.is_am]
             am = Resources(sum(c.resources.memory_mb for c in ams), sum(c.resources.vcores for c in ams))
             assert Resources(min(am.memory_mb, limit.memory_mb), min(am.vcores, limit.vcores)).fits_in(a.resources) or \
-                not ctx.snapshot.containers_complete or not ctx.strategy.am_floor or node_id in dict(d.am_kills)
+                not ctx.snapshot.containers_complete or not ctx.strategy.am_floor or ctx.strategy.kill_ams or \
+                node_id in dict(d.am_kills)
         else:
             freed = {k.container_id for k in kills_by_node.get(node_id, [])}
             freed |= {cid for cid, r in ctx.kills.items() if r.node_id == node_id and cid in listed}
