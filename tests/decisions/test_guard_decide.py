@@ -200,3 +200,21 @@ def test_decision_views_feed_metrics() -> None:
 def test_no_spike_means_no_kill_in_any_mode(mechanism: KillMechanism) -> None:
     snap = snapshot([sample(used=Resources(8192, 4), node_cpu=3.0)], [container("w1"), container("w2")])
     assert kills(decide(context(snap, [NODE], mechanism=mechanism))) == []
+
+
+def test_every_action_carries_the_time_of_its_node_sample() -> None:
+    """Principle 16 (the RM actuator drops an action without data_at): cuts, freezes, increases,
+    graceful kills and escalations all carry the time of the sample they were decided from."""
+    rec = transition(None, KillPhase.GRACEFUL, NOW - 15, "spike", container_id="w3", node_id=NODE.node_id)
+    other = node_strategy("n2:8041")
+    spike = _spike()
+    snap = snapshot(spike.nodes + (sample("n2:8041", t=NOW - 7, node_cpu=None),), spike.containers)
+    for mechanism in KillMechanism:
+        d = evaluate(context(snap, [NODE, other], mechanism=mechanism, kills={"w3": rec}, escalation_delay_s=10))
+        assert d.actions and {type(a) for a in d.actions} >= {SetNodeCapacity}
+        if mechanism is KillMechanism.SIGNALS:
+            assert any(not a.graceful for a in kills(d.actions)) and any(a.graceful for a in kills(d.actions))
+        assert {a.node_id for a in d.actions} == {NODE.node_id, "n2:8041"}
+        assert [a.data_at for a in d.actions] == [NOW - 7 if a.node_id == "n2:8041" else NOW - 2 for a in d.actions]
+    up = evaluate(context(snapshot([sample(node_cpu=2.0)]), [NODE], previous=agreed()))
+    assert [a.data_at for a in up.actions] == [NOW - 2]
