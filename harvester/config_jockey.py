@@ -11,14 +11,16 @@ A job's deadline and utility set here can be replaced at run time through the ad
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from harvester.config_base import MAX_PERIOD_S, Section as _Section  # no .inf/nan, unknown keys refused
 from harvester.config_morpheus import MorpheusSettings
-from harvester.decisions.deadline_control import DeadlineParams
-from harvester.decisions.deadline_utility import DeadlineUtility
+from harvester.decisions.deadline_params import DeadlineParams  # import-light: no numpy
+
+if TYPE_CHECKING:
+    from harvester.decisions.deadline_utility import DeadlineUtility
 
 _D = DeadlineParams()
 
@@ -38,6 +40,8 @@ class UtilitySettings(_Section):
         return self
 
     def utility(self) -> DeadlineUtility:
+        from harvester.decisions.deadline_utility import DeadlineUtility  # numpy: only when a job is built
+
         return DeadlineUtility(self.deadline_s, self.hard_deadline_s, self.value, self.soft_penalty_per_s,
                                self.hard_penalty)
 

@@ -18,9 +18,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from harvester.config_base import MAX_PERIOD_S, Section as _Section  # no .inf/nan, unknown keys refused
-from harvester.decisions.reservation_packing import PackingParams
-from harvester.models.skyline import SkylineParams
-from harvester.models.slo_inference import SloParams
+from harvester.models.morpheus_params import PackingParams, SkylineParams, SloParams  # import-light: no numpy
 
 
 class NameRule(_Section):

@@ -46,19 +46,9 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from harvester.decisions.reservation_plan import MEM, VC, Placement, Plan, PlanError, ReservationRequest
+from harvester.models.morpheus_params import PackingParams  # noqa: F401  (re-exported: the §6 knobs)
 
 
-@dataclass(frozen=True)
-class PackingParams:
-    """LowCost knobs. end_points: ends tried per request (§6 "for different end points");
-    alignment_weight: §7's penalty for problematic jobs, in cost units at the window's edge."""
-
-    end_points: int = 8
-    alignment_weight: float = 0.1
-
-    def __post_init__(self) -> None:
-        if self.end_points < 1 or self.alignment_weight < 0:
-            raise ValueError("end_points must be >= 1 and alignment_weight >= 0")
 
 
 @dataclass(frozen=True)

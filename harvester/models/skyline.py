@@ -41,6 +41,8 @@ import scipy.sparse as sp
 from highspy import HighsModelStatus, MatrixFormat, kHighsInf
 from highspy._core import HighsLp, _Highs  # the public `Highs` wrapper prints a banner to stdout when built
 
+from harvester.models.morpheus_params import SkylineParams  # noqa: F401  (re-exported: the §5 knobs)
+
 RESOURCES = ("memory_mb", "vcores")
 ROWS_PER_ROUND = 8  # debt rows added per run and row-generation round
 
@@ -49,37 +51,6 @@ class SkylineFitError(ValueError):
     """The runs cannot be fitted (bad input, too few runs, or the solver stopped early)."""
 
 
-@dataclass(frozen=True)
-class SkylineParams:
-    """Knobs of the §5 fit; defaults documented per field.
-
-    alpha: weight of over- vs under-allocation; §9.1 finds α = 1% the best balance (the Resource
-        Estimator's default `solver.lp.alpha` is 0.1).
-    beta_fraction: β = beta_fraction · V from a first solve without the β·ε term (§5: 0.1·V).
-    beta: a fixed β instead (skips the first solve; the Estimator's `solver.lp.beta` = 0.1 is
-        fixed, and it weighs ε against A_o and A_u in container units).
-    min_runs: fewest runs to fit (the Estimator's `solver.lp.minJobRuns` default is 2).
-    time_limit_s: HiGHS time budget for all solves of one resource.
-    memory_quantum_mb / vcores_quantum: rounding quanta (results are multiples, rounded up).
-    """
-
-    alpha: float = 0.01
-    beta_fraction: float = 0.1
-    beta: float | None = None
-    min_runs: int = 2
-    time_limit_s: float = 30.0
-    memory_quantum_mb: int = 1
-    vcores_quantum: int = 1
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
-        if self.beta_fraction < 0 or (self.beta is not None and self.beta < 0):
-            raise ValueError("beta and beta_fraction must be >= 0")
-        if self.min_runs < 1 or self.time_limit_s <= 0:
-            raise ValueError("min_runs must be >= 1 and time_limit_s > 0")
-        if self.memory_quantum_mb < 1 or self.vcores_quantum < 1:
-            raise ValueError("quanta must be >= 1")
 
 
 @dataclass(frozen=True, eq=False)

@@ -41,30 +41,9 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from harvester.models.provenance import ProvenanceGraph, RunRecord
+from harvester.models.morpheus_params import SloParams  # noqa: F401  (re-exported: the §4 knobs)
 
 
-@dataclass(frozen=True)
-class SloParams:
-    """Thresholds of §4 (paper values where it gives them: percentiles 95 / 50; LCM one day)."""
-
-    lcm_s: int = 86_400
-    snap_tolerance: float = 0.01  # relative distance to a natural period that counts as it
-    min_periods: int = 5  # §9.1: four samples (weekly jobs in a month) are too few
-    max_gap_cv: float = 0.25  # MAD/median of the gaps between submissions
-    max_cv: float = 0.1  # CV(T_outRead) = MAD/median
-    min_slack_ratio: float = 0.25  # median (T_outRead − T_end)/(T_end − T_start)
-    start_percentile: float = 95.0  # a_j from T_inAvail
-    deadline_percentile: float = 50.0  # d_j from T_outRead
-    late_fraction: float = 0.05  # a start later than median + this × P is a late start
-    problematic_cv: float = 0.5
-    grid_origin_s: float = 0.0  # epoch seconds of a period boundary (local midnight: minus the UTC offset)
-
-    def __post_init__(self) -> None:
-        if self.lcm_s <= 0 or self.min_periods < 2:
-            raise ValueError("lcm_s must be > 0 and min_periods >= 2")
-        for name in ("start_percentile", "deadline_percentile"):
-            if not 0 <= getattr(self, name) <= 100:
-                raise ValueError(f"{name} must be in [0, 100]")
 
 
 @dataclass(frozen=True)
