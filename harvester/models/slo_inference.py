@@ -12,10 +12,10 @@ Finally, a_j and d_j are derived as percentiles of the distributions of T_inAvai
 T_outRead (e.g., 95th and 50th percentiles, respectively)."
 
 How each quantity is measured (choices the paper leaves open):
-- Period: median gap between consecutive submissions (the RM's `startedTime`, which is the
-  submit time), each gap divided by its whole number of periods (so a skipped run does not
-  double it), snapped to the nearest natural period (a whole-minute divisor of the LCM, a day,
-  §6) within `snap_tolerance`; otherwise kept as measured and flagged not LCM-aligned (§6: such
+- Period: the base spacing of which the gaps between consecutive submissions (the RM's
+  `startedTime`, which is the submit time) are near-whole multiples (`infer_period`: so a
+  skipped run neither doubles it nor makes the job aperiodic), the median per-period gap,
+  snapped to the nearest natural period (a whole-minute divisor of the LCM, a day, §6) within `snap_tolerance`; otherwise kept as measured and flagged not LCM-aligned (§6: such
   jobs get one-off reservations per instance). A 58-minute job stays 58 minutes.
   The gaps must be regular: MAD/median of the per-period gaps at most `max_gap_cv`.
 - Period starts lie on a grid of multiples of P from `grid_origin_s` (epoch 0 = UTC midnight,
@@ -124,20 +124,47 @@ def natural_periods(lcm_s: int) -> list[int]:
 
 
 def infer_period(submits: Sequence[float], params: SloParams) -> tuple[float | None, bool, str]:
-    """(P, divides the LCM, reason if not periodic) from sorted submit times."""
+    """(P, divides the LCM, reason if not periodic) from sorted submit times.
+
+    P is the base spacing of which the gaps are near-whole multiples (§4 "derive the period
+    from the submission times"; a skipped run leaves a 2P gap, it does not make the job
+    aperiodic). The median gap is tried first; when it fails (a daily job with a missing day
+    has gaps of 1 and 2 days, median 1.5) each smaller gap is tried, largest first."""
     gaps = np.diff(np.asarray(submits, dtype=float))
     raw = float(np.median(gaps)) if gaps.size else 0.0
     if raw <= 0:
         return None, False, "submissions are not spread in time"
-    per = gaps / np.maximum(1, np.round(gaps / raw))
-    period = float(np.median(per))
-    gap_cv = _cv(per)
-    if gap_cv > params.max_gap_cv:
+    fit = _regular(gaps, raw, params)
+    for base in sorted({float(g) for g in gaps if 0 < g < raw}, reverse=True):
+        if fit[0] is not None:
+            break
+        fit = _regular(gaps, base, params)
+    period, gap_cv = fit
+    if period is None:
         return None, False, f"not periodic: gaps between submissions vary (MAD/median {gap_cv:.2f} > {params.max_gap_cv})"
     near = min(natural_periods(params.lcm_s), key=lambda d: abs(d - period))
     if abs(near - period) <= params.snap_tolerance * period:
         return float(near), True, ""
     return period, False, ""
+
+
+def _regular(gaps: np.ndarray, base: float, params: SloParams) -> tuple[float | None, float]:
+    """(median per-period gap, or None when the gaps are not whole multiples of `base`; MAD/median).
+
+    Each gap is divided by its whole number of periods. Regular: the per-period gaps agree
+    (MAD/median <= max_gap_cv), at least half the gaps are single periods (a skipped run is the
+    exception, or any base smaller than the gaps would fit), and every multiple lies within
+    max_gap_cv of a whole number of periods."""
+    k = np.maximum(1, np.round(gaps / base))
+    per = gaps / k
+    period = float(np.median(per))
+    gap_cv = _cv(per)
+    if gap_cv > params.max_gap_cv or np.mean(k == 1) < 0.5:
+        return None, gap_cv
+    multiple = k > 1
+    if np.any(np.abs(gaps[multiple] - k[multiple] * period) > params.max_gap_cv * period):
+        return None, gap_cv
+    return period, gap_cv
 
 
 def fit_slo(graph: ProvenanceGraph, params: SloParams = SloParams(), jobs: Iterable[str] | None = None) -> SloModel:

@@ -131,11 +131,23 @@ def test_jobs_without_an_actionable_deadline_say_why(reads, kwargs, reason) -> N
     ([86400.0, 172800.0, 86390.0, 86410.0], 86400.0, True),  # a skipped day
     ([3480.0] * 5, 3480.0, False),  # 58 minutes: off-kilter, kept as measured (§6)
     ([3599.0, 3601.0, 3600.0, 3600.5], 3600.0, True),
+    # days {0, 1, 3, 4, 6}: gaps of 1 and 2 days, median 1.5 d; the base spacing is still a day
+    ([86_400.0, 172_800.0, 86_400.0, 172_800.0], 86_400.0, True),
+    ([86_350.0, 172_900.0, 86_460.0, 172_700.0, 86_420.0], 86_400.0, True),  # the same, with jitter
 ])
 def test_period_from_submission_gaps(gaps, period, aligned) -> None:
     submits = np.cumsum([0.0] + gaps)
     got, is_aligned, why = infer_period(submits, SloParams())
     assert got == pytest.approx(period, rel=1e-3) and is_aligned is aligned and why == ""
+
+
+@pytest.mark.parametrize(("gaps", "period"), [
+    ([4500.0, 2700.0, 5700.0, 3000.0, 4200.0], None),  # 3000 s divides 5700 s into 2, but 4500 s is 1.5 of it
+    ([86_400.0, 172_800.0, 172_800.0, 172_800.0], 172_800.0),  # every other day; one day run early is the exception
+])
+def test_a_smaller_base_is_a_period_only_when_the_gaps_are_whole_multiples_of_it(gaps, period) -> None:
+    got, _, why = infer_period(np.cumsum([0.0] + gaps), SloParams())
+    assert got == period and (why.startswith("not periodic") if period is None else why == "")
 
 
 def test_an_input_written_before_the_period_counts_from_the_period_start() -> None:
