@@ -126,6 +126,7 @@ class DraSettings(_Section):
     rho: float = Field(2.0, ge=1, le=100, description="Grant at most rho × the largest skyline allocation of the recent window (§7: 2).")
     recent_window_s: float = Field(120.0, gt=0, le=86400, description="The recent window of §7 (2 minutes).")
     grant_s: float = Field(60.0, gt=0, le=86400, description="A grant lasts this long, then DRA looks again (§7: T = 1 minute).")
+    max_extension_s: float = Field(1800.0, ge=0, le=86400, description="A running job's one-off reservation may be stretched this far past its planned end, a grant span at a time, when the plan has room (§7, Fig. 8).")
 
 
 class MorpheusSettings(_Section):

@@ -20,8 +20,15 @@ of an app in a reservation stays the plan queue):
   largest allocation of the PLANNED skyline (without earlier grants, so grants do not compound)
   over the last `recent_window_s`;
 - level = min(demand, ⌊ρ · max(R_recent)⌋); a grant only when level > the allocation now;
-- the grant holds `level` containers from the current step for ⌈T / step⌉ steps (the window
-  is stretched past its deadline when T runs beyond it: §7 "stretches the skyline");
+- the grant holds `level` containers from the current step for ⌈T / step⌉ steps;
+- extension (§7, Fig. 8: the skyline is stretched, "extending ... by an extra minute"): when the
+  reservation would run out before DRA looks again (its end <= the grant's end) and the job still
+  has work (demand > 0), the grant also holds min(demand, ρ·max(R_recent)) containers for one
+  more grant span past that end, even when the demand does not exceed the allocation. DRA then
+  looks again one span BEFORE the new end (the record's `grant_until`), while the reservation is
+  still ACTIVE and can be updated (the RM archives an ended one). R_recent is then taken over the
+  planned skyline's last `recent_window_s`. Bounded: never past the planned end +
+  `max_extension_s`, only with room in the plan, never above the demand;
 - room: the extra containers are admitted into the plan LowCost packs into (Plan.add: never
   above capacity at any of those steps, so later LowCost placements see them); with less room
   the level is lowered to what fits, and no grant is made when nothing fits.
@@ -46,6 +53,7 @@ class DraParams:
     rho: float = 2.0
     recent_window_s: float = 120.0
     grant_s: float = 60.0
+    max_extension_s: float = 1800.0           # how far past its planned end a reservation may be stretched
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,7 @@ class DraGrant:
     key: str
     job: str
     level: int
-    until: float
+    until: float                              # the end of the placement (it leaves the plan then)
     placement: Placement                      # the extra containers, admitted into the plan
     action: UpdateReservation
 
@@ -121,18 +129,26 @@ def _one(ctx: DraContext, r: ManagedReservation, plan: Plan) -> tuple[str, DraGr
     now_ms = int(now * 1000)
     want = containers(d.used + d.pending, ctx.container)
     have = r.spec.containers_at(now_ms)
-    if want <= have:
-        return f"demand {want} <= allocation {have} containers", None, plan
-    lo = now_ms - int(p.recent_window_s * 1000)
-    recent = max(r.base.containers_at(t) for t in list(range(lo, now_ms, step_ms)) + [now_ms])
-    cap = math.floor(p.rho * recent)
-    level = min(want, cap)
-    if level <= have:
-        return f"cap ρ·max(R_recent) = {p.rho:g}×{recent} = {cap} <= allocation {have}", None, plan
     arrival = r.spec.arrival_ms
     k0 = (now_ms - arrival) // step_ms
     k1 = max(k0 + 1, math.ceil((now_ms + p.grant_s * 1000 - arrival) / step_ms))
     old = r.spec.per_step(step_ms)
+    span = max(1, math.ceil(p.grant_s * 1000 / step_ms))
+    k_max = (r.base.deadline_ms + int(p.max_extension_s * 1000) - arrival) // step_ms
+    k_end = min(k1 + span, k_max) if want > 0 and arrival + k1 * step_ms >= r.spec.deadline_ms else k1
+    extend = k_end > len(old)
+    if want <= have and not extend:
+        return f"demand {want} <= allocation {have} containers", None, plan
+    hi = min(now_ms, r.base.deadline_ms - 1)  # past the planned end: the skyline's last minutes
+    lo = hi - int(p.recent_window_s * 1000)
+    recent = max(r.base.containers_at(t) for t in list(range(lo, hi, step_ms)) + [hi])
+    cap = math.floor(p.rho * recent)
+    level = min(want, cap)
+    if level <= have and not extend:
+        return f"cap ρ·max(R_recent) = {p.rho:g}×{recent} = {cap} <= allocation {have}", None, plan
+    if level <= 0:
+        return f"cap ρ·max(R_recent) = {p.rho:g}×{recent} = 0: nothing to extend with", None, plan
+    k1 = max(k1, k_end)
     old += [0] * max(0, k1 - len(old))
     steps = np.array([((arrival + k * step_ms) / 1000.0 - ctx.plan_origin_s) // plan.step_s for k in range(k0, k1)],
                      dtype=np.int64) % plan.lcm_steps
@@ -140,23 +156,25 @@ def _one(ctx: DraContext, r: ManagedReservation, plan: Plan) -> tuple[str, DraGr
     room = np.minimum(free[MEM] // ctx.container.memory_mb, free[VC] // ctx.container.vcores)
     fits = int(min(old[k] + int(room[i]) for i, k in enumerate(range(k0, k1))))
     granted = min(level, fits)
-    if granted <= have:
-        return f"no room in the plan: {level} containers wanted, at most {fits} fit over the grant's steps", None, plan
     new = list(old)
     for k in range(k0, k1):
         new[k] = max(old[k], granted)
+    if new == old or granted <= 0 or (granted <= have and not extend):
+        return f"no room in the plan: {level} containers wanted, at most {fits} fit over the grant's steps", None, plan
     extra = tuple(new[k] - old[k] for k in range(k0, k1))
     gkey = f"dra:{r.key}:{k0}"
-    placement = Placement(gkey, ctx.container, plan.lcm_steps, int(steps[0]), extra,
-                          f"DRA grant of {r.key} until {(arrival + k1 * step_ms) / 1000:.0f}")
-    plan = plan.add(placement)
     until = (arrival + k1 * step_ms) / 1000.0
-    stretched = f"; window stretched to {until:.0f}" if arrival + k1 * step_ms > r.spec.deadline_ms else ""
+    placement = Placement(gkey, ctx.container, plan.lcm_steps, int(steps[0]), extra,
+                          f"DRA grant of {r.key} until {until:.0f}")
+    plan = plan.add(placement)
+    # look again while a span of the stretched window remains (an ended reservation cannot be updated)
+    look = max(now, (arrival + (k_end - span if extend else k1) * step_ms) / 1000.0)
+    stretched = f"; window stretched to {until:.0f} (planned end {r.base.deadline_ms / 1000:.0f})" if extend else ""
     reason = (f"DRA §7: {r.job} demands {want} containers (used <{d.used.memory_mb} MB, {d.used.vcores} vc> + "
-              f"pending <{d.pending.memory_mb} MB, {d.pending.vcores} vc>) > {have} reserved; cap ρ·max(R_recent) = "
+              f"pending <{d.pending.memory_mb} MB, {d.pending.vcores} vc>), {have} reserved; cap ρ·max(R_recent) = "
               f"{p.rho:g}×{recent} = {cap}; grant {granted} containers for {(k1 - k0) * plan.step_s:.0f}s"
               + (f" (room for {fits} only)" if granted < level else "") + stretched)
     spec = spec_from_steps(r.spec.name, arrival, new, step_ms, ctx.container)
     action = UpdateReservation(key=r.key, as_of=ctx.as_of, reservation_id=r.reservation_id, spec=spec,
-                               grant_until=until, reason=reason, stimulus_id=ctx.stimulus_id)
+                               grant_until=look, reason=reason, stimulus_id=ctx.stimulus_id)
     return "", DraGrant(r.key, r.job, granted, until, placement, action), plan

@@ -286,7 +286,7 @@ class MorpheusReservations:
         demands = self._observer.demands()
         decision = decide_reprovisioning(DraContext(
             now, now, active, demands, self._plan, self._s.slo.grid_origin_s, self._container,
-            DraParams(d.rho, d.recent_window_s, d.grant_s), stimulus))
+            DraParams(d.rho, d.recent_window_s, d.grant_s, d.max_extension_s), stimulus))
         self._dra_skipped = dict(decision.skipped)
         return list(decision.grants)
 

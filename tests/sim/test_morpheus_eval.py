@@ -119,16 +119,37 @@ def test_without_dra_a_job_slower_than_its_skyline_is_cut_off_at_the_window_end(
 
 def test_dra_grants_rho_times_the_recent_skyline_and_the_job_finishes() -> None:
     # t=20 s: demand 1 running + 3 ready = 4 > 1 reserved; cap ρ·max(R_recent) = 2 → 2 containers for
-    # steps 0-1; tasks run [0,60) [20,80) [60,120) [80,140); at 120 s the demand (1) fits the skyline
+    # steps 0-1; tasks run [0,60) [20,80) [60,120) [80,140); at 120 s the demand (1) fits the skyline,
+    # but the window ends at 180 s, before DRA looks again (T = 60 s): it is stretched by one minute
+    # of 1 container (§7; the job ends at 140 s, so that minute is the price of deciding T ahead)
     res = morpheus_day([_window_job(0.0)], 1, Resources(10 * 1024, 10), dra=True)
     o = res.outcomes[0]
-    assert o.met and o.finish_s == DAY_S + 140.0 and o.grants == 1
-    assert o.held_cs == 2 * 120.0 + 60.0 and res.peak_vcores == 2.0
+    assert o.met and o.finish_s == DAY_S + 140.0 and o.grants == 2
+    assert o.held_cs == 2 * 120.0 + 60.0 + 60.0 and res.peak_vcores == 2.0
 
 
-def test_dra_finds_no_room_in_a_full_cluster() -> None:
+@pytest.mark.parametrize("tick", [5.0, 7.5, 15.0, 20.0])
+def test_dra_extends_the_window_of_a_job_still_running_at_its_end(tick: float) -> None:
+    """4 tasks × 90 s, skyline 1 container × 3 min in [0, 600 s] (docs/evaluation/morpheus.md's hand
+    case). At the first tick t the demand 4 > 1 gets 2 containers until 120 s: tasks run [0, 90),
+    [t, 90 + t), [90, 180), [90 + t, 180 + t). The planned window ends at 180 s with the last task
+    still running; §7 stretches it by a minute, so the job ends at 180 + t instead of being cut."""
+    job = tasks_of(4, 90.0)
+    run = observe("job", 1, job, draw(job, np.random.default_rng(0)), DAY_S)
+    jd = JobDay(recurring(), run, DAY_S + 600, Terms(DAY_S, 0.0, 600.0, 0.0, 60.0, (1024,) * 3, (1,) * 3))
+    o = morpheus_day([jd], 1, Resources(10 * 1024, 10), dra=True, tick_s=tick).outcomes[0]
+    assert o.met and o.note == "" and o.finish_s == DAY_S + 180.0 + tick
+    assert o.held_cs == 60.0 * (2 + 2 + 2 + 2 + 1), "2 containers for 4 minutes, then 1 for the extra minute"
+
+
+def test_dra_finds_no_room_in_a_full_cluster_but_stretches_into_the_free_minutes_after() -> None:
+    # 1 container of capacity: no grant above the skyline's 1 container inside the window, so the
+    # tasks run one at a time [0,60) [60,120) [120,180) [180,240); after 180 s the cluster is free
+    # and the window is stretched a minute at a time (grants at 120 and 180 s) until the job ends
     res = morpheus_day([_window_job(0.0)], 1, Resources(1024, 1), dra=True)
-    assert not res.outcomes[0].met and res.outcomes[0].grants == 0
+    o = res.outcomes[0]
+    assert o.met and o.finish_s == DAY_S + 240.0 and o.grants == 2 and o.held_cs == 5 * 60.0
+    assert res.peak_vcores == 1.0, "never above the cluster"
 
 
 @pytest.mark.parametrize("agent, peak, finish", [("lowcost", 1.0, 240.0), ("greedy", 2.0, 120.0)])
