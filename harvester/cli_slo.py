@@ -63,6 +63,7 @@ def render_list(doc: dict[str, Any]) -> str:
     lines += [f"  {j['job']}: {j['reason']}" for j in doc["jobs"] if not j["actionable"]]
     lines += [f"  {j['job']}: not planned: {j['plan_reason']}" for j in doc["jobs"]
               if j["actionable"] and not j["planned"] and j["plan_reason"]]
+    lines += [f"  {j['job']}: WARNING: {j['warning']}" for j in doc["jobs"] if j.get("warning")]
     return "\n".join(lines)
 
 
@@ -78,6 +79,8 @@ def render_show(j: dict[str, Any]) -> str:
                                          f"{sky['peak_vcores']} vcores" if sky["steps"] else ""),
         f"  sign-off: {c['state']}" + (f" by {c['by']}" if c.get("by") else ""),
     ]
+    if j.get("warning"):
+        lines.insert(-1, f"  WARNING: {j['warning']}")
     lines += [f"    {_when(h['at'])}  {h['state']:<10} {h['reason']}" for h in c.get("history", [])]
     p = j.get("placement")
     lines.append(f"  plan: {p['reason']} (terms: {p['terms_from']})" if p else f"  plan: not placed: {j['plan_reason']}")

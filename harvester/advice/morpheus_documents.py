@@ -22,7 +22,7 @@ from harvester.board.morpheus import JobModel, MorpheusModel, PlannedEntry, Rese
 from harvester.decisions.reservation_actions import ReservationSpec
 from harvester.decisions.reservation_lifecycle import ManagedReservation
 from harvester.models.skyline_formats import to_estimator_json
-from harvester.models.slo_contract import ContractState, SloContract, Terms
+from harvester.models.slo_contract import ContractState, SloContract, Terms, effective_terms, fit_warning
 from harvester.models.slo_inference import JobSlo
 
 
@@ -91,8 +91,16 @@ def slo_row(j: JobModel, contract: SloContract | None, view: ReservationsView, n
         "contract": contract_doc(contract),
         "planned": planned is not None,
         "plan_reason": planned.placement.reason if planned is not None else view.not_planned.get(j.job),
+        "warning": terms_warning(j, contract) or None,
         "reservation": None if current is None else record_doc(current, history=False),
     }
+
+
+def terms_warning(j: JobModel, contract: SloContract | None) -> str:
+    """`fit_warning` of the terms the job would be planned from once signed off (the proposal
+    while PROPOSED, the accepted or overridden terms after), "" when they fit."""
+    terms, _ = effective_terms(j.proposal, contract, False)
+    return "" if terms is None else fit_warning(terms)
 
 
 def _placement(e: PlannedEntry | None) -> dict[str, Any] | None:

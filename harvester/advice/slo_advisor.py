@@ -19,7 +19,7 @@ from typing import Any, Callable
 import grpc
 
 from harvester.advice.grpc_server import ServiceImpl
-from harvester.advice.morpheus_documents import violation_rate
+from harvester.advice.morpheus_documents import terms_warning, violation_rate
 from harvester.advice.yarn_advisor import _resources, _timestamp
 from harvester.board.morpheus import JobModel, MorpheusBoard
 from harvester.decisions.reservation_actions import ReservationSpec
@@ -74,6 +74,7 @@ class SloAdvisorServicer(slo_pb2_grpc.SloAdvisorServicer):
         planned = next((e for e in view.planned if e.job == j.job), None)
         current = view.current(j.job, self._now())
         s = j.slo
+        warned = terms_warning(j, contract)
         msg = slo_pb2.Slo(
             job_name=j.job, period_s=(terms.period_s if terms else s.period_s) or 0.0,
             deadline_offset_s=(terms.deadline_s if terms else s.deadline_s) or 0.0, inferred_from=s.reason,
@@ -83,7 +84,8 @@ class SloAdvisorServicer(slo_pb2_grpc.SloAdvisorServicer):
             earliest_offset_s=(terms.earliest_s if terms else s.earliest_start_s) or 0.0, actionable=s.actionable,
             reason=s.reason, reservation_state=current.state.value if current else "",
             planned=planned is not None,
-            plan_reason=planned.placement.reason if planned else view.not_planned.get(j.job, ""))
+            plan_reason=(planned.placement.reason if planned else view.not_planned.get(j.job, ""))
+            + (f" (warning: {warned})" if warned and not planned else ""))
         if terms is not None:
             msg.skyline.extend(_steps(terms.memory_mb, terms.vcores, terms.step_s))
         elif j.proposal.memory_mb is not None and j.proposal.vcores is not None:

@@ -27,7 +27,7 @@ from harvester.decisions.reservation_actions import ReservationSpec, spec_from_s
 from harvester.decisions.reservation_lifecycle import HELD, ManagedReservation, record_key, reservation_name
 from harvester.decisions.reservation_plan import Placement, PlanError, ReservationRequest, stages_from_skyline
 from harvester.domain import Resources
-from harvester.models.slo_contract import Terms
+from harvester.models.slo_contract import Terms, window_steps
 
 DAY_MS = 86_400_000
 
@@ -59,8 +59,7 @@ def request_for(job: str, terms: Terms, container: Resources, step_s: float, gan
         raise PlanError(f"{job}: period {terms.period_s:g}s is not a whole number of steps dividing the plan's "
                         f"{lcm_steps} steps (a period that does not divide the day is not reserved)")
     p = int(round(period))
-    earliest = int(math.ceil(terms.earliest_s / step_s - 1e-9))
-    deadline = int(math.floor(terms.deadline_s / step_s + 1e-9)) - 1
+    earliest, deadline = window_steps(terms.earliest_s, terms.deadline_s, step_s)
     shift = (earliest // p) * p  # inputs available only in a later period: the window moves with them
     stages = stages_from_skyline(terms.memory_mb, terms.vcores, container, gang)
     if not stages:

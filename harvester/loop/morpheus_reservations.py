@@ -31,6 +31,7 @@ The ports are small so the simulator can tick this very object: a `ReservationOb
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter, deque
 from typing import Mapping, Protocol, Sequence
@@ -52,8 +53,10 @@ from harvester.decisions.reservation_schedule import PlannedJob, desired_windows
 from harvester.domain import Resources
 from harvester.loop.nudge import NudgeChannel
 from harvester.loop.runner import TickResult
-from harvester.models.slo_contract import SloContract, Terms, effective_terms
+from harvester.models.slo_contract import SloContract, Terms, effective_terms, fit_warning
 from harvester.observability.metrics import Metrics
+
+log = logging.getLogger(__name__)
 
 ACTIONS_KEPT = 200
 GRANTS_KEPT = 100
@@ -97,6 +100,7 @@ class MorpheusReservations:
         self._model_version: int | None = None
         self._planned: dict[str, PlannedEntry] = {}
         self._not_planned: dict[str, str] = {}
+        self._unplaceable: dict[str, str] = {}     # job → fit_warning of its terms (logged when it appears)
         self._grants: dict[str, float] = {}         # grant placement id → until
         self._grant_log: deque[GrantEntry] = deque(maxlen=GRANTS_KEPT)
         self._records: dict[str, ManagedReservation] = {}
@@ -171,6 +175,7 @@ class MorpheusReservations:
                 self._plan = self._plan.remove(job)
                 del self._planned[job]
         self._not_planned = {}
+        self._warn_unplaceable(wanted)
         for job in sorted(wanted):
             terms, why = wanted[job]
             if job in self._planned:
@@ -191,7 +196,17 @@ class MorpheusReservations:
             self._planned[job] = PlannedEntry(job, terms, decision.placement, why)
         statuses = Counter("actionable" if j.proposal.actionable else "not_actionable" for j in model.jobs)
         self._metrics.record_morpheus_jobs({"actionable": statuses["actionable"], "not_actionable": statuses["not_actionable"],
-                                            "planned": len(self._planned), "not_planned": len(self._not_planned)})
+                                            "planned": len(self._planned), "not_planned": len(self._not_planned),
+                                            "skyline_longer_than_window": len(self._unplaceable)})
+
+    def _warn_unplaceable(self, wanted: Mapping[str, tuple[Terms | None, str]]) -> None:
+        """Terms LowCost must reject (a skyline longer than its window): logged once when they
+        appear, counted in harvester_morpheus_jobs, and LowCost's rejection stays the plan reason."""
+        now = {job: w for job, (terms, _) in wanted.items() if terms is not None and (w := fit_warning(terms))}
+        for job, w in now.items():
+            if self._unplaceable.get(job) != w:
+                log.warning("morpheus: %s cannot be reserved: %s", job, w)
+        self._unplaceable = now
 
     def _rebuilt(self, plan: Plan) -> Plan:
         """The admitted placements on a plan of another capacity; those that no longer fit are

@@ -54,6 +54,25 @@ class SignOffError(ValueError):
     """A sign-off that cannot be applied (nothing to accept, a bad override value)."""
 
 
+def window_steps(earliest_s: float, deadline_s: float, step_s: float) -> tuple[int, int]:
+    """(first, last) whole plan steps inside the window [earliest, deadline] (none when last < first)."""
+    return int(math.ceil(earliest_s / step_s - 1e-9)), int(math.floor(deadline_s / step_s + 1e-9)) - 1
+
+
+def fit_warning(terms: Terms) -> str:
+    """Why LowCost must reject `terms` whatever the plan holds, or "" (§6: the allocation lies
+    inside [a_j, d_j], and §5's stretching only lengthens a skyline). Shown at sign-off, so an
+    owner is not surprised by the rejection (e.g. a skyline as long as the longest past run)."""
+    first, last = window_steps(terms.earliest_s, terms.deadline_s, terms.step_s)
+    room = max(0, last - first + 1)
+    need = sum(1 for m, v in zip(terms.memory_mb, terms.vcores) if m > 0 or v > 0)
+    if need <= room:
+        return ""
+    return (f"the skyline needs {need} steps of {terms.step_s:g}s ({need * terms.step_s:g}s) but the window "
+            f"[{terms.earliest_s:.1f}s, {terms.deadline_s:.1f}s] holds {room}: LowCost will reject it "
+            "(override the window or the skyline, or reject the SLO)")
+
+
 @dataclass(frozen=True)
 class Terms:
     """What a reservation is planned from: the window of every period (seconds after the
@@ -95,6 +114,12 @@ class Proposal:
             return None
         return Terms(self.period_s, self.earliest_s, self.deadline_s, self.grid_origin_s,  # type: ignore[arg-type]
                      self.step_s, self.memory_mb, self.vcores, self.problematic)
+
+    @property
+    def warning(self) -> str:
+        """`fit_warning` of the proposed terms ("" when none or when they fit)."""
+        terms = self.terms()
+        return "" if terms is None else fit_warning(terms)
 
 
 @dataclass(frozen=True)
@@ -144,8 +169,9 @@ def accept(c: SloContract, proposal: Proposal | None, at: float, by: str, note: 
         why = "no proposal" if proposal is None else (proposal.slo_reason if not proposal.actionable
                                                        else proposal.skyline_reason)
         raise SignOffError(f"{c.job}: nothing to accept ({why}); override it instead")
-    return _move(c, ContractState.ACCEPTED, at, f"accepted by {by or 'an operator'}" + (f": {note}" if note else ""),
-                 accepted=terms, override=None, by=by)
+    warned = fit_warning(terms)
+    return _move(c, ContractState.ACCEPTED, at, f"accepted by {by or 'an operator'}" + (f": {note}" if note else "")
+                 + (f" (warning: {warned})" if warned else ""), accepted=terms, override=None, by=by)
 
 
 def override(c: SloContract, values: Override, at: float, by: str, note: str = "") -> SloContract:

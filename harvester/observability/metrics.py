@@ -208,7 +208,8 @@ class Metrics:
         self.morpheus_jobs = Gauge(
             "harvester_morpheus_jobs",
             "Recurring jobs of the last refit and plan, by status (actionable, not_actionable = no SLO inferred, "
-            "planned = placed by LowCost, not_planned).", ["status"], registry=r,
+            "planned = placed by LowCost, not_planned, skyline_longer_than_window = terms LowCost must reject).",
+            ["status"], registry=r,
         )
         self.morpheus_reservations = Gauge(
             "harvester_morpheus_reservations", "Reservations Harvester manages, by lifecycle state.", ["state"], registry=r,

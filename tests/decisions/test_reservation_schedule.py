@@ -94,3 +94,26 @@ def test_nudges_are_due_at_activation_each_stage_boundary_and_the_end_of_held_re
     assert due_nudges([held], 121.0, 239.0) == [], "nothing changes inside a stage"
     rec = spec_from_steps("n", 120_000, (4, 8), 60_000, C, recurrence_ms=600_000)
     assert [t for t, _ in rec.boundaries(650_000, 1_400_000)] == [720_000, 780_000, 840_000, 1_320_000, 1_380_000]
+
+
+@given(st.floats(0, 1200), st.floats(0, 1500), st.lists(st.sampled_from([0, 1024, 2048]), min_size=1, max_size=20))
+def test_the_sign_off_warning_is_exactly_lowcosts_length_rejection(earliest: float, length: float,
+                                                                   memory: list[int]) -> None:
+    """fit_warning (shown at sign-off) says "LowCost will reject it" iff LowCost, on an empty plan
+    with room for anything, rejects the request (its window is too short or empty)."""
+    from harvester.decisions.reservation_packing import lowcost
+    from harvester.decisions.reservation_plan import empty_plan
+    from harvester.models.slo_contract import fit_warning
+
+    terms = Terms(86_400.0, earliest, earliest + length, 0.0, 60.0, tuple(memory), tuple(m // 1024 for m in memory))
+    try:
+        req = request_for("etl", terms, C, 60.0, 1, 1440)
+    except PlanError:
+        assert not any(memory), "only a skyline reserving nothing has no request"
+        return
+    try:
+        decision = lowcost(empty_plan(Resources(64 * 1024, 64)), req)
+        rejected, why = not decision.accepted, decision.reason
+    except PlanError as exc:  # an empty window: the loop reports this as the job's plan reason
+        rejected, why = True, str(exc)
+    assert bool(fit_warning(terms)) == rejected, why

@@ -8,8 +8,8 @@ import pytest
 
 from harvester.lifecycle import InvalidTransition, check_table
 from harvester.models.slo_contract import (
-    CONTRACT_TRANSITIONS, ContractState, Override, Proposal, SignOffError, Terms, accept, effective_terms, from_doc,
-    new_contract, override, reject, reset, to_doc,
+    CONTRACT_TRANSITIONS, ContractState, Override, Proposal, SignOffError, Terms, accept, effective_terms, fit_warning,
+    from_doc, new_contract, override, reject, reset, to_doc,
 )
 
 S = ContractState
@@ -73,3 +73,24 @@ def test_reject_wins_over_everything_and_round_trips() -> None:
     c = reject(accept(new_contract("etl", 0.0), P, 1.0, "ana"), 2.0, "bob", "runs ad hoc now")
     assert effective_terms(P, c, False) == (None, "rejected by its owner")
     assert from_doc("etl", to_doc(c)) == c
+
+
+@pytest.mark.parametrize(("earliest", "deadline", "memory", "warned"), [
+    (0.0, 600.0, (1024,) * 10, ""),                    # 10 whole steps [0, 600): exactly fits
+    (0.0, 600.0, (1024,) * 11, "needs 11 steps of 60s (660s) but the window [0.0s, 600.0s] holds 10"),
+    (0.0, 600.0, (1024,) * 10 + (0, 0), ""),           # steps needing nothing are not reserved
+    (30.0, 600.0, (1024,) * 10, "holds 9"),            # the window starts at the next whole step (60 s)
+    (30.0, 90.0, (1024,), "holds 0"),                  # no whole step inside [30, 90]
+])
+def test_a_skyline_longer_than_its_window_is_flagged(earliest: float, deadline: float, memory: tuple[int, ...],
+                                                     warned: str) -> None:
+    terms = Terms(86_400.0, earliest, deadline, 0.0, 60.0, memory, tuple(1 if m else 0 for m in memory))
+    got = fit_warning(terms)
+    assert (warned in got and "LowCost will reject it" in got) if warned else got == ""
+
+
+def test_accepting_a_skyline_longer_than_its_window_says_so() -> None:
+    long = Proposal("etl", 600.0, 30.0, 150.0, 0.0, False, "d = ...", 60.0, (2048,) * 3, (2,) * 3, "§5 LP")
+    assert "holds 1" in long.warning and P.warning == "" and NONE.warning == ""
+    c = accept(new_contract("etl", 0.0), long, 5.0, "ana")
+    assert c.state is S.ACCEPTED and "(warning: the skyline needs 3 steps" in c.lifecycle.history[-1].reason

@@ -95,6 +95,11 @@ def test_accept_override_reject_through_the_cli(rig: Rig, capsys: pytest.Capture
     rig.step(5)
     code, out, _ = cli(capsys, rig, "show", JOB.name)
     assert "plan: not placed: rejected: window [1, 2] is shorter than the 3 steps" in out
+    warning = "WARNING: the skyline needs 3 steps of 60s (180s) but the window [9.2s, 200.0s] holds 2: LowCost will reject it"
+    assert warning in out, "surfaced beside the sign-off, not only as LowCost's rejection"
+    assert warning in cli(capsys, rig, "list")[1]
+    assert rig.app.metrics.registry.get_sample_value("harvester_morpheus_jobs",
+                                                     {"status": "skyline_longer_than_window"}) == 1
     code, out, _ = cli(capsys, rig, "reject", JOB.name, "--reason", "runs ad hoc now")
     assert code == 0 and "REJECTED (rejected by an operator: runs ad hoc now)" in out
     rig.step(5)
