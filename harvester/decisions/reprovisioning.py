@@ -135,6 +135,7 @@ def _one(ctx: DraContext, r: ManagedReservation, plan: Plan) -> tuple[str, DraGr
     old = r.spec.per_step(step_ms)
     span = max(1, math.ceil(p.grant_s * 1000 / step_ms))
     k_max = (r.base.deadline_ms + int(p.max_extension_s * 1000) - arrival) // step_ms
+    k1 = max(k0 + 1, min(k1, max(k_max, len(old))))  # a grant's rounding up never passes the bound either
     k_end = min(k1 + span, k_max) if want > 0 and arrival + k1 * step_ms >= r.spec.deadline_ms else k1
     extend = k_end > len(old)
     if want <= have and not extend:

@@ -150,6 +150,8 @@ def test_an_extension_is_bounded_and_needs_room() -> None:
     full = plan().add(Placement("other", C, 1440, 64, (16,)))  # no room in the minute after the end
     d = decide_reprovisioning(ctx(3780.0, 1, p=full))
     assert d.grants == () and "no room in the plan" in d.skipped[0][1]
+    (g,) = decide_reprovisioning(ctx(3830.0, 5, params=DraParams(max_extension_s=0.0))).grants
+    assert g.action.spec.per_step(60_000) == [2, 2, 4, 5] and g.until == 3840.0, "no stretch at all"
     d = decide_reprovisioning(ctx(3780.0, 0, p=full))
     assert d.grants == () and "demand 0 <= allocation 4" in d.skipped[0][1], "nothing left to run: no extension"
 
