@@ -172,7 +172,7 @@ def cmd_evaluate_harvesting(args: argparse.Namespace) -> int:
                          traces_dir=str(Path(args.traces).resolve()) if args.traces else None)
     except ScenarioError as exc:
         return _fail(EXIT_CONFIG, f"scenario error: {exc}")
-    rows = _pooled(args, lambda ex, quiet: run_plan(plan, ex, quiet=quiet))
+    rows = _pooled(args, lambda ex, quiet: run_plan(plan, ex, quiet=quiet, runs_dir=args.runs))
     if isinstance(rows, int):
         return rows
     out = args.out or Path("docs") / "evaluation"
@@ -249,6 +249,8 @@ def register(sub: Any) -> None:
     add_number_list(e, "--seeds", int, help="seeds (default 1,2,3)")
     e.add_argument("--workers", type=int, default=None, help="local processes (default: cores)")
     e.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
+    e.add_argument("--runs", type=Path, default=None, metavar="DIR",
+                   help="save each finished run here and reuse saved runs with the same inputs (resume a stopped evaluation)")
     _common(e)
     e.set_defaults(func=cmd_evaluate_harvesting)
     register_phoenix(esub)  # harvester evaluate phoenix (harvester/cli_phoenix.py)

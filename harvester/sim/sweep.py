@@ -11,8 +11,11 @@ names, at the same paths (a shared filesystem or `--traces` pointing at the same
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
+import json
 import multiprocessing
+import os
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -100,14 +103,51 @@ def make_executor(workers: int | None = None, dask_address: str | None = None) -
             yield pool
 
 
-def run_sweep(cells: Sequence[Cell], executor: Executor, *, quiet: bool = True, label: str = "sweep") -> list[dict[str, Any]]:
+def fingerprint(cell: Cell) -> str:
+    """What determines a cell's result (scenario data, overrides, trace folder), hashed: a saved
+    run is reused only for exactly the same inputs."""
+    blob = json.dumps({"scenario": cell.scenario, "overrides": cell.overrides, "traces": cell.traces_dir,
+                       "base": cell.base_dir}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def _saved(cell: Cell, runs_dir: Path) -> dict[str, Any] | None:
+    path = runs_dir / f"{fingerprint(cell)}.json"
+    if not path.exists():
+        return None
+    row = json.loads(path.read_text(encoding="utf-8"))
+    row["cell"] = cell.index  # the same inputs may sit at another position of this sweep
+    return row
+
+
+def _save(row: Mapping[str, Any], cell: Cell, runs_dir: Path) -> None:
+    """Write the row atomically (a killed sweep never leaves half a file that looks finished)."""
+    path = runs_dir / f"{fingerprint(cell)}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(row, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run_sweep(cells: Sequence[Cell], executor: Executor, *, quiet: bool = True, label: str = "sweep",
+              runs_dir: Path | None = None) -> list[dict[str, Any]]:
     """Submit every cell, gather rows in cell order. A failed cell raises (never swallowed).
-    Progress (cells done, the last one's policy and seed) on a terminal unless `quiet`."""
-    futures = {executor.submit(run_cell, c): c for c in cells}
+    Progress (cells done, the last one's policy and seed) on a terminal unless `quiet`.
+
+    With `runs_dir`, each finished cell's row is saved there as it arrives, and a cell whose
+    inputs match a saved row is not run again: a long sweep that is stopped resumes where it was."""
     rows: list[dict[str, Any]] = []
-    with Progress(len(cells), label, quiet=quiet, unit="runs") as bar:
+    todo = list(cells)
+    if runs_dir is not None:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        saved = {c.index: _saved(c, runs_dir) for c in cells}
+        rows = [r for r in saved.values() if r is not None]
+        todo = [c for c in cells if saved[c.index] is None]
+    futures = {executor.submit(run_cell, c): c for c in todo}
+    with Progress(len(todo), label, quiet=quiet, unit="runs") as bar:
         for fut in as_completed(futures):
             row = fut.result()
+            if runs_dir is not None:
+                _save(row, futures[fut], runs_dir)
             rows.append(row)
             bar.advance(note=f"{row['policy']} seed {row['seed']} {row['wall_s']:.0f} s")
     return sorted(rows, key=lambda r: r["cell"])

@@ -143,9 +143,10 @@ def load_plan(path: str | Path, *, levels: Sequence[float], policies: Sequence[s
     return plan
 
 
-def run_plan(plan: Plan, executor: Executor, *, quiet: bool = True) -> list[dict[str, Any]]:
-    """Every cell's summary row (with its labels), in cell order."""
-    rows = run_sweep(plan.cells(), executor, quiet=quiet, label="evaluate harvesting")
+def run_plan(plan: Plan, executor: Executor, *, quiet: bool = True, runs_dir: Path | None = None) -> list[dict[str, Any]]:
+    """Every cell's summary row (with its labels), in cell order; `runs_dir` saves and reuses
+    finished runs (sweep.run_sweep)."""
+    rows = run_sweep(plan.cells(), executor, quiet=quiet, label="evaluate harvesting", runs_dir=runs_dir)
     cells = plan.cells()
     for r in rows:
         r.update(cells[r["cell"]].labels)
