@@ -15,6 +15,7 @@ from harvester.sim.scenario import Scenario, ScenarioError, resolve_trace
 from harvester.sim.synthetic import WorkloadParams, generate_jobs, total_core_seconds
 from harvester.sim.tenants.layout import PrimaryLoad, build_primary_load, trace_rows
 from harvester.sim.traces import TraceError, load_alibaba_machine_meta, load_jobs, load_utilization
+from harvester.sim.traces.identity import recurrence
 from harvester.sim.workload import JobSpec, scale_durations
 
 
@@ -170,9 +171,8 @@ def build_workload(sc: Scenario, load: PrimaryLoad, rng: np.random.Generator, tr
                 raise ScenarioError(f"workload.trace: {text}; shorten the trace (limit, time_offset_s, time_scale) "
                                     f"or set workload.allow_dropped_jobs")
             _deviation(sources, text)
-        names = len({j.name for j in jobs})
-        sources["workload"] = (f"trace {ref.format}:{path.name} ({len(jobs)} jobs in the window, "
-                               f"{names} distinct job names)")
+        sources["workload"] = (f"trace {ref.format}:{path.name} ({len(jobs)} jobs in the window; "
+                               f"{recurrence(j.name for j in jobs).describe()})")
     factor = w.duration_scale
     if w.target_utilization is not None and jobs and w.size_by == "durations":
         factor *= w.target_utilization * basis / total_core_seconds(jobs, cpu) / w.duration_scale

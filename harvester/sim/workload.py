@@ -67,6 +67,13 @@ class JobSpec:
         """CPU core-seconds the job needs if nothing is killed."""
         return float(sum(float(st.durations_s.sum()) * st.vcores * cores_per_vcore for st in self.stages))
 
+    def critical_path_s(self) -> float:
+        """Longest chain of stages, each taking its longest task (the job's run time with unlimited containers)."""
+        longest = [0.0] * len(self.stages)
+        for i, st in enumerate(self.stages):
+            longest[i] = float(st.durations_s.max()) + max((longest[p] for p in st.parents), default=0.0)
+        return max(longest)
+
     def max_concurrent_tasks(self) -> int:
         """Largest number of tasks at one DAG depth (a breadth-first traversal, OSDI'16 Alg. 1 line 4)."""
         depth = [0] * len(self.stages)
@@ -105,7 +112,8 @@ def topological_order(parents: Sequence[Iterable[int]]) -> list[int]:
 
 
 def build_job(job_id: str, submit_s: float, stages: Sequence[tuple[str, np.ndarray, int, int, Sequence[int]]],
-              *, name: str = "", period_s: float | None = None, source: str = "") -> JobSpec:
+              *, name: str = "", period_s: float | None = None, source: str = "",
+              meta: dict[str, str] | None = None) -> JobSpec:
     """Make a `JobSpec` from stages in any order: `(name, durations, vcores, memory_mb, parent indexes)`.
 
     Stages are re-ordered topologically and parent indexes remapped, so loaders can pass the
@@ -118,7 +126,8 @@ def build_job(job_id: str, submit_s: float, stages: Sequence[tuple[str, np.ndarr
         sname, durations, vcores, mem, parents = stages[old]
         specs.append(StageSpec(sname, np.asarray(durations, dtype=np.float64), int(vcores), int(mem),
                                tuple(sorted(new_index[p] for p in parents))))
-    return JobSpec(job_id, float(submit_s), tuple(specs), name=name or job_id, period_s=period_s, source=source)
+    return JobSpec(job_id, float(submit_s), tuple(specs), name=name or job_id, period_s=period_s, source=source,
+                   meta=dict(meta or {}))
 
 
 def coarsen(durations: np.ndarray, max_tasks: int | None) -> np.ndarray:

@@ -114,7 +114,7 @@ def select_jobs(jobs: Sequence[JobSpec], setup: Setup, *, offset: float = 0.0) -
     for j in jobs:
         if not (setup.min_stages <= len(j.stages) and 200 <= j.tasks <= setup.max_tasks):
             continue
-        cp = _critical_path(j)
+        cp = j.critical_path_s()
         if cp >= 300 and j.task_seconds() / cp >= 20:
             keep.append(j)
     keep.sort(key=lambda j: (j.tasks, j.job_id))
@@ -124,13 +124,6 @@ def select_jobs(jobs: Sequence[JobSpec], setup: Setup, *, offset: float = 0.0) -
     n = setup.jobs if offset == 0 else setup.jobs - 1  # in-between picks: one fewer, never an end point
     picks = sorted({int(round((i + offset) * step)) for i in range(n)})
     return [keep[i] for i in picks]
-
-
-def _critical_path(j: JobSpec) -> float:
-    longest = [0.0] * len(j.stages)
-    for i, s in enumerate(j.stages):
-        longest[i] = float(s.durations_s.max()) + max((longest[p] for p in s.parents), default=0.0)
-    return max(longest)
 
 
 def evaluate_job(spec: JobSpec, setup: Setup, example: bool = False) -> dict[str, Any]:

@@ -52,7 +52,8 @@ def container_of(specs: Sequence[JobSpec]) -> Resources:
 
 def recurring_jobs(specs: Sequence[JobSpec], *, min_days: int = 6, slot_gap_s: float = 3600.0,
                    min_stages: int = 10, max_tasks: int = 6000) -> list[RecurringJob]:
-    """Daily recurring jobs among `specs` (module docstring), named `<first job>@<hh:mm>`.
+    """Daily recurring jobs among `specs` (module docstring), named `<first job>@<hh:mm>` (the
+    trace's own job id, `meta["trace_job"]`, where the loader keeps one).
     Runs with more than `max_tasks` tasks are left out (simulation cost); a slot must still
     have `min_days` days without them."""
     by_shape: dict[tuple[str, ...], list[JobSpec]] = defaultdict(list)
@@ -76,7 +77,7 @@ def recurring_jobs(specs: Sequence[JobSpec], *, min_days: int = 6, slot_gap_s: f
                 continue
             first = runs[min(runs)]
             tod = sorted(s.submit_s % DAY_S for s in runs.values())[len(runs) // 2]
-            name = f"{first.name}@{int(tod // 3600):02d}:{int(tod % 3600 // 60):02d}"
+            name = f"{first.meta.get('trace_job', first.name)}@{int(tod // 3600):02d}:{int(tod % 3600 // 60):02d}"
             out.append(RecurringJob(name, shape, runs, container_of(list(runs.values()))))
     return sorted(out, key=lambda j: j.name)
 
