@@ -161,7 +161,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate_harvesting(args: argparse.Namespace) -> int:
-    from harvester.sim.harvest.evaluate import DEFAULT_LEVELS, DEFAULT_POLICIES, DEFAULT_SCENARIO, DEFAULT_SEEDS, load_plan, run_plan
+    from harvester.sim.harvest.evaluate import (DEFAULT_LEVELS, DEFAULT_POLICIES, DEFAULT_SCENARIO, DEFAULT_SEEDS, load_plan,
+                                                missing_cells, run_plan)
     from harvester.sim.harvest.report import write_report
     from harvester.sim.scenario import ScenarioError
 
@@ -172,12 +173,22 @@ def cmd_evaluate_harvesting(args: argparse.Namespace) -> int:
                          traces_dir=str(Path(args.traces).resolve()) if args.traces else None)
     except ScenarioError as exc:
         return _fail(EXIT_CONFIG, f"scenario error: {exc}")
-    rows = _pooled(args, lambda ex, quiet: run_plan(plan, ex, quiet=quiet, runs_dir=args.runs))
+    if args.saved_only:
+        if args.runs is None:
+            return _fail(EXIT_CONFIG, "--saved-only reports from saved runs: give --runs DIR")
+        rows = run_plan(plan, None, runs_dir=args.runs)
+        if not rows:
+            return _fail(EXIT_FAILURE, f"no saved run in {args.runs} matches this plan (same scenario, overrides and traces)")
+    else:
+        rows = _pooled(args, lambda ex, quiet: run_plan(plan, ex, quiet=quiet, runs_dir=args.runs))
     if isinstance(rows, int):
         return rows
+    not_run = missing_cells(plan, rows)
+    if not_run:
+        print(f"not run ({len(not_run)} cells): " + "; ".join(not_run), file=sys.stderr)
     out = args.out or Path("docs") / "evaluation"
     try:
-        files = write_report(out, rows, command=_evaluate_command(args), scenario=str(scenario))
+        files = write_report(out, rows, command=_evaluate_command(args), scenario=str(scenario), not_run=not_run)
     except OSError as exc:
         return _fail(EXIT_FAILURE, f"cannot write the report to {out}: {exc}")
     print((out / "harvesting-results.md").read_text(encoding="utf-8").split("## Every run")[0].rstrip())
@@ -205,6 +216,8 @@ def _evaluate_command(args: argparse.Namespace) -> str:
     if args.seeds:
         parts.append("--seeds " + ",".join(str(x) for x in args.seeds))
     parts += [f"--set {x}" for x in args.set or []]
+    if getattr(args, "runs", None):
+        parts.append(f"--runs {args.runs}" + (" --saved-only" if args.saved_only else ""))
     if args.out:
         parts.append(f"--out {args.out}")
     return " ".join(parts)
@@ -251,6 +264,8 @@ def register(sub: Any) -> None:
     e.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
     e.add_argument("--runs", type=Path, default=None, metavar="DIR",
                    help="save each finished run here and reuse saved runs with the same inputs (resume a stopped evaluation)")
+    e.add_argument("--saved-only", action="store_true",
+                   help="run nothing: report the plan's runs saved in --runs, listing the cells not run")
     _common(e)
     e.set_defaults(func=cmd_evaluate_harvesting)
     register_phoenix(esub)  # harvester evaluate phoenix (harvester/cli_phoenix.py)

@@ -128,20 +128,29 @@ def _save(row: Mapping[str, Any], cell: Cell, runs_dir: Path) -> None:
     os.replace(tmp, path)
 
 
-def run_sweep(cells: Sequence[Cell], executor: Executor, *, quiet: bool = True, label: str = "sweep",
+def saved_runs(cells: Sequence[Cell], runs_dir: Path) -> tuple[list[dict[str, Any]], list[Cell]]:
+    """The rows saved in `runs_dir` for these cells, and the cells that have none."""
+    saved = {c.index: _saved(c, runs_dir) for c in cells}
+    return [r for r in saved.values() if r is not None], [c for c in cells if saved[c.index] is None]
+
+
+def run_sweep(cells: Sequence[Cell], executor: Executor | None, *, quiet: bool = True, label: str = "sweep",
               runs_dir: Path | None = None) -> list[dict[str, Any]]:
     """Submit every cell, gather rows in cell order. A failed cell raises (never swallowed).
     Progress (cells done, the last one's policy and seed) on a terminal unless `quiet`.
 
     With `runs_dir`, each finished cell's row is saved there as it arrives, and a cell whose
-    inputs match a saved row is not run again: a long sweep that is stopped resumes where it was."""
+    inputs match a saved row is not run again: a long sweep that is stopped resumes where it was.
+    Without an executor only saved rows are returned (the caller reports the cells missing)."""
     rows: list[dict[str, Any]] = []
     todo = list(cells)
     if runs_dir is not None:
         runs_dir.mkdir(parents=True, exist_ok=True)
-        saved = {c.index: _saved(c, runs_dir) for c in cells}
-        rows = [r for r in saved.values() if r is not None]
-        todo = [c for c in cells if saved[c.index] is None]
+        rows, todo = saved_runs(cells, runs_dir)
+    if executor is None:
+        if runs_dir is None:
+            raise ValueError("run_sweep: no executor and no saved runs to read")
+        return sorted(rows, key=lambda r: r["cell"])
     futures = {executor.submit(run_cell, c): c for c in todo}
     with Progress(len(todo), label, quiet=quiet, unit="runs") as bar:
         for fut in as_completed(futures):

@@ -65,3 +65,25 @@ def test_the_ablation_differs_only_in_placement_and_fixed_reserve_only_in_the_re
                                                                         "fixed_fraction": 0.10}}}
     wait = policy_overrides(TINY, "yarn-h-wait")["policy"]
     assert wait["params"]["no_class_wait_s"] == 600.0 and wait["params"]["harvesting"] == {"reserve": {"floor": 0.1}}
+
+
+def test_a_report_from_saved_runs_lists_the_cells_not_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(yaml.safe_dump(TINY), encoding="utf-8")
+    runs, base = tmp_path / "runs", ["evaluate", "harvesting", "--scenario", str(scenario), "--levels", "0.3", "--quiet"]
+    assert main([*base, "--seeds", "1", "--policy", "yarn-pt", "--policy", "stock-yarn", "--workers", "1",
+                 "--runs", str(runs), "--out", str(tmp_path / "first")]) == 0
+    assert len(list(runs.glob("*.json"))) == 2
+    assert main([*base, "--seeds", "1,2", "--policy", "yarn-pt", "--policy", "stock-yarn", "--runs", str(runs),
+                 "--saved-only", "--out", str(tmp_path / "saved")]) == 0
+    assert len(list(runs.glob("*.json"))) == 2, "--saved-only must run nothing"
+    md = (tmp_path / "saved" / "harvesting-results.md").read_text(encoding="utf-8")
+    assert "**Not run** (2 of the plan's 4 cells" in md and "30% yarn-pt seed 2; 30% stock-yarn seed 2" in md
+    data = json.loads((tmp_path / "saved" / "harvesting-results.json").read_text(encoding="utf-8"))
+    assert data["not_run"] == ["30% yarn-pt seed 2", "30% stock-yarn seed 2"] and len(data["cells"]) == 2
+    assert "--saved-only" in data["command"] and "not run (2 cells)" in capsys.readouterr().err
+    first = json.loads((tmp_path / "first" / "harvesting-results.json").read_text(encoding="utf-8"))
+    assert [p["mean"]["task_kills"] for p in first["points"]] == [p["mean"]["task_kills"] for p in data["points"]]
+    # nothing saved for another plan: a clear failure, not an empty report
+    assert main([*base, "--seeds", "7", "--runs", str(runs), "--saved-only", "--out", str(tmp_path / "none")]) != 0
+    assert main([*base, "--saved-only", "--out", str(tmp_path / "x")]) != 0  # --saved-only needs --runs

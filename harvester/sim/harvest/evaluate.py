@@ -143,14 +143,20 @@ def load_plan(path: str | Path, *, levels: Sequence[float], policies: Sequence[s
     return plan
 
 
-def run_plan(plan: Plan, executor: Executor, *, quiet: bool = True, runs_dir: Path | None = None) -> list[dict[str, Any]]:
+def run_plan(plan: Plan, executor: Executor | None, *, quiet: bool = True, runs_dir: Path | None = None) -> list[dict[str, Any]]:
     """Every cell's summary row (with its labels), in cell order; `runs_dir` saves and reuses
-    finished runs (sweep.run_sweep)."""
+    finished runs (sweep.run_sweep); without an executor, only the saved ones."""
     rows = run_sweep(plan.cells(), executor, quiet=quiet, label="evaluate harvesting", runs_dir=runs_dir)
     cells = plan.cells()
     for r in rows:
         r.update(cells[r["cell"]].labels)
     return rows
+
+
+def missing_cells(plan: Plan, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The plan's cells that have no row, as `level policy seed` (a report from saved runs says so)."""
+    done = {r["cell"] for r in rows}
+    return [f"{c.labels['level']:.0%} {c.labels['policy']} seed {c.labels['seed']}" for c in plan.cells() if c.index not in done]
 
 
 # --- aggregation ----------------------------------------------------------------------------
