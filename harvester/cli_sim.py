@@ -176,7 +176,10 @@ def cmd_evaluate_harvesting(args: argparse.Namespace) -> int:
     if args.saved_only:
         if args.runs is None:
             return _fail(EXIT_CONFIG, "--saved-only reports from saved runs: give --runs DIR")
-        rows = run_plan(plan, None, runs_dir=args.runs)
+        try:
+            rows = run_plan(plan, None, runs_dir=args.runs)
+        except RuntimeError as exc:
+            return _fail(EXIT_FAILURE, str(exc))
         if not rows:
             return _fail(EXIT_FAILURE, f"no saved run in {args.runs} matches this plan (same scenario, overrides and traces)")
     else:
@@ -216,7 +219,7 @@ def _evaluate_command(args: argparse.Namespace) -> str:
     if args.seeds:
         parts.append("--seeds " + ",".join(str(x) for x in args.seeds))
     parts += [f"--set {x}" for x in args.set or []]
-    if getattr(args, "runs", None):
+    if args.runs:
         parts.append(f"--runs {args.runs}" + (" --saved-only" if args.saved_only else ""))
     if args.out:
         parts.append(f"--out {args.out}")

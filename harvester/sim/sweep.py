@@ -115,7 +115,12 @@ def _saved(cell: Cell, runs_dir: Path) -> dict[str, Any] | None:
     path = runs_dir / f"{fingerprint(cell)}.json"
     if not path.exists():
         return None
-    row = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        row = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RuntimeError(f"saved run {path} is unreadable ({exc}): delete it to run that cell again") from None
+    if not isinstance(row, dict) or "policy" not in row:
+        raise RuntimeError(f"saved run {path} is not a run's row: delete it to run that cell again")
     row["cell"] = cell.index  # the same inputs may sit at another position of this sweep
     return row
 

@@ -12,6 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harvester.sim.scenario import read_yaml
 from harvester.sim.sweep import fingerprint, grid, run_sweep
 
@@ -69,3 +71,14 @@ def test_a_half_written_run_is_not_taken_for_a_finished_one(repo_root: Path, tmp
     with CountingPool() as pool:
         rows = run_sweep(copy.deepcopy(cells), pool, runs_dir=runs)
     assert pool.submitted == 1 and rows[0]["policy"] == "stock-yarn"
+
+
+def test_an_unreadable_saved_run_is_a_clear_error_and_is_kept(repo_root: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    cells = _cells(repo_root)[:1]
+    broken = runs / f"{fingerprint(cells[0])}.json"
+    broken.write_text("not json", encoding="utf-8")
+    with CountingPool() as pool, pytest.raises(RuntimeError, match="delete it to run that cell again") as err:
+        run_sweep(cells, pool, runs_dir=runs)
+    assert str(broken) in str(err.value) and pool.submitted == 0 and broken.read_text(encoding="utf-8") == "not json"
