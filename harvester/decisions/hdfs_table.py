@@ -40,15 +40,17 @@ def busy_flags(tenant_cpu: Mapping[str, float], previous: Mapping[str, bool], *,
 
 def datanodes_of(live: Sequence[LiveDataNode], owners: Mapping[str, tuple[str, str]],
                  busy: Mapping[str, bool]) -> list[DataNode]:
-    """`hdfs_placement.DataNode`s from LiveNodes; `owners[hostname]` = (tenant, environment).
+    """`hdfs_placement.DataNode`s from LiveNodes; `owners[datanode id]` = (tenant, environment),
+    keyed by the DataNode's transfer address ip:port, as the NameNode (and the plug-in's
+    DatanodeResolver) names it: several DataNodes of one host may belong to different tenants.
 
-    A DataNode whose host no tenant rule claims (`unmatched_nodes: ignore`) is still listed
-    (the NameNode may use it): as its own tenant, which the grid does not know, so its cell is
+    A DataNode no tenant rule claims (`unmatched_nodes: ignore`) is still listed (the NameNode
+    may use it): as its host's own tenant, which the grid does not know, so its cell is
     (-1, -1). An empty environment is the tenant's own (each tenant its own environment).
     """
     out = []
     for dn in live:
-        tenant, env = owners.get(dn.hostname, (dn.hostname, dn.hostname))
+        tenant, env = owners.get(dn.xfer_addr, (dn.hostname, dn.hostname))
         out.append(DataNode(dn.xfer_addr, dn.hostname, dn.rack or "/default-rack", tenant, env or tenant,
                             max(0, dn.capacity_bytes), max(0, dn.remaining_bytes), busy.get(tenant, False)))
     return out

@@ -2,8 +2,10 @@
 
 `HdfsPlacementLoop.poll(now)` (every `hdfs.poll_interval_s`):
 1. reads NameNodeInfo (DataNodes: xferaddr, rack, capacity, remaining, numBlocks);
-2. maps each DataNode to its primary tenant by hostname (`harvesting.tenants`, the same
-   rules as YARN nodes; `decisions.strategy.resolve_tenant`);
+2. maps each DataNode to its primary tenant by its transfer address ip:port or its hostname
+   (`harvesting.tenants`, the same rules as YARN nodes; `decisions.strategy.resolve_tenant`),
+   keyed by the DataNode id ip:port everywhere after: several DataNodes of one host (other
+   xfer ports) are told apart, as the NameNode and the plug-in tell them apart;
 3. runs the reimage heuristic (models/reimage_detection.py) and persists what it saw;
 4. recomputes busy flags from each tenant's current primary CPU (loop/hdfs_inputs.py) with
    hysteresis (decisions/hdfs_table.busy_flags) — also after every telemetry poll when
@@ -42,7 +44,7 @@ from harvester.loop.hdfs_inputs import tenant_cpu_now, tenant_peaks_from_history
 from harvester.loop.runner import TickResult
 from harvester.models.hdfs_grid_model import GridModel, fit_grid_model
 from harvester.models.hdfs_tenant_stats import TenantHistory, count_reimages, observed_server_days, tenant_stats
-from harvester.models.reimage_detection import DataNodeObservation, DetectionParams, ReimageEvent, detect_reimages, merge_reimages
+from harvester.models.reimage_detection import DataNodeObservation, DetectionParams, ReimageEvent, detect_reimages, merge_reimages, per_datanode
 from harvester.observability.metrics import Metrics
 from harvester.telemetry.namenode_model import LiveDataNode, NameNodeInfo
 from harvester.telemetry.reimage_log import load_reimage_log
@@ -89,12 +91,13 @@ class HdfsPlacementLoop:
     # --- helpers ------------------------------------------------------------------------
 
     def _owners(self, live: tuple[LiveDataNode, ...]) -> dict[str, tuple[str, str]]:
-        """hostname -> (tenant, environment) for DataNodes a tenant rule (or own_tenant) claims."""
+        """DataNode id (xferaddr ip:port) -> (tenant, environment) for DataNodes a tenant rule (or
+        own_tenant) claims."""
         out = {}
         for dn in live:
             owner = resolve_tenant(self._h, NodeIdentity(dn.xfer_addr, dn.hostname))
             if owner is not None:
-                out[dn.hostname] = (owner[0], owner[1] or owner[0])
+                out[dn.xfer_addr] = (owner[0], owner[1] or owner[0])
         return out
 
     def _in_service(self) -> tuple[LiveDataNode, ...]:
@@ -135,7 +138,7 @@ class HdfsPlacementLoop:
         d = self._s.detection
         detection = detect_reimages(self._observations, info, now,
                                     DetectionParams(d.min_blocks, d.reset_fraction, d.cluster_drop_fraction))
-        events = [replace(e, tenant=owners.get(e.hostname, ("", ""))[0]) for e in detection.events] if d.enabled else []
+        events = [replace(e, tenant=owners.get(e.datanode_id, ("", ""))[0]) for e in detection.events] if d.enabled else []
         self._store.save_hdfs_datanodes([detection.observations[dn.name] for dn in info.live])
         self._observations = detection.observations
         if events:
@@ -192,22 +195,24 @@ class HdfsPlacementLoop:
         since = now - window_s
         live = self._in_service()
         owners = self._owners(live)
-        tenant_of_host = {host: owner[0] for host, owner in owners.items()}
+        tenant_of = {dn_id: owner[0] for dn_id, owner in owners.items()}
         env_of = {tenant: env for tenant, env in owners.values()}
         events = self._store.hdfs_reimages(since=since, until=now)
         log_path = self._s.reimage_log
         if log_path is not None:
-            events = merge_reimages([*events, *self._read_log(log_path)])
-        counts = count_reimages(events, tenant_of_host, since=since, until=now)
-        first_seen = {o.hostname: o.first_seen for o in self._observations.values()}
-        observed = observed_server_days(first_seen, tenant_of_host, now=now, window_s=window_s,
+            events = merge_reimages([*events, *per_datanode(self._read_log(log_path), live, tenant_of)])
+        counts = count_reimages(events, tenant_of, since=since, until=now)
+        first_seen: dict[str, float] = {}
+        for o in self._observations.values():  # keyed by LiveNodes name: one id may have had two names
+            first_seen[o.datanode_id] = min(o.first_seen, first_seen.get(o.datanode_id, o.first_seen))
+        observed = observed_server_days(first_seen, tenant_of, now=now, window_s=window_s,
                                         log_covers_window=log_path is not None)
         peaks, cpu_source = tenant_peaks_from_history(self._store, self._h, since=since, until=now,
                                                       step_s=self._s.sample_step_s, quantile=self._s.peak_quantile)
         nodes: dict[str, int] = {}
         space: dict[str, int] = {}
         for dn in live:
-            tenant = tenant_of_host.get(dn.hostname)
+            tenant = tenant_of.get(dn.xfer_addr)
             if tenant is not None:
                 nodes[tenant] = nodes.get(tenant, 0) + 1
                 space[tenant] = space.get(tenant, 0) + max(0, dn.remaining_bytes)

@@ -121,30 +121,34 @@ def tenant_stats(
     return rows
 
 
-def count_reimages(events: Iterable[ReimageEvent], tenant_of_host: Mapping[str, str], *, since: float,
+def count_reimages(events: Iterable[ReimageEvent], tenant_of: Mapping[str, str], *, since: float,
                    until: float) -> dict[str, int]:
-    """Events in [since, until) per tenant: the event's own tenant, else its hostname's."""
+    """Events in [since, until) per tenant: the event's own tenant, else its DataNode's
+    (`tenant_of`: DataNode id ip:port -> tenant; host-wide log lines are spread over a host's
+    DataNodes first, `reimage_detection.per_datanode`)."""
     counts: dict[str, int] = {}
     for e in events:
         if not since <= e.time < until:
             continue
-        tenant = e.tenant or tenant_of_host.get(e.hostname)
+        tenant = e.tenant or tenant_of.get(e.datanode_id)
         if tenant:
             counts[tenant] = counts.get(tenant, 0) + 1
     return counts
 
 
-def observed_server_days(first_seen: Mapping[str, float], tenant_of_host: Mapping[str, str], *, now: float,
+def observed_server_days(first_seen: Mapping[str, float], tenant_of: Mapping[str, str], *, now: float,
                          window_s: float, log_covers_window: bool) -> dict[str, float]:
     """Server-days each tenant's DataNodes were watched within the window.
 
-    `first_seen` maps a DataNode's hostname to when Harvester first saw it live. With an
-    operator log that covers the window (`log_covers_window`), every current DataNode counts
-    the whole window; otherwise only since it was first seen.
+    Both maps are keyed by DataNode id (ip:port): `tenant_of` lists the current DataNodes,
+    `first_seen` when Harvester first saw each live. A "server" is a DataNode, as in the
+    reimage counts (several DataNodes of one host count once each). With an operator log that
+    covers the window (`log_covers_window`), every current DataNode counts the whole window;
+    otherwise only since it was first seen.
     """
     out: dict[str, float] = {}
-    for host, tenant in tenant_of_host.items():
-        t0 = first_seen.get(host, now)
+    for dn_id, tenant in tenant_of.items():
+        t0 = first_seen.get(dn_id, now)
         span = window_s if log_covers_window else min(window_s, max(0.0, now - t0))
         out[tenant] = out.get(tenant, 0.0) + span / DAY_S
     return out

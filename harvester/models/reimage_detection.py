@@ -21,7 +21,7 @@ a reimage. Two sources exist here:
 
 Limits (also in docs/hdfs.md): a DataNode wiped while it held fewer than `min_blocks` blocks,
 or wiped during a NameNode restart, is missed; a DataNode that comes back under another
-hostname is a new DataNode; a failed disk of a multi-disk DataNode loses only part of the
+hostname or xfer port is a new DataNode; a failed disk of a multi-disk DataNode loses only part of the
 blocks (`volfails` rises) and is not a reimage by this rule; a disk replaced and re-added with
 its data intact is not a reimage; the time resolution is the poll interval (or the outage).
 A DataNode whose blocks are all deleted by users within one poll, while the rest of the
@@ -31,9 +31,9 @@ cluster keeps its blocks, would be counted: rare for a DataNode holding >= `min_
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from harvester.telemetry.namenode_model import NameNodeInfo
+from harvester.telemetry.namenode_model import LiveDataNode, NameNodeInfo
 
 SOURCE_JMX = "jmx"
 SOURCE_LOG = "log"
@@ -41,8 +41,9 @@ SOURCE_LOG = "log"
 
 @dataclass(frozen=True, slots=True)
 class ReimageEvent:
-    """One server reimaged at `time` (epoch s). `tenant` "" = to be resolved from the hostname
-    by the tenant rules; `datanode_id` "" when unknown (operator log)."""
+    """One DataNode wiped at `time` (epoch s). `tenant` "" = to be resolved from `datanode_id`
+    by the tenant rules; `datanode_id` (xferaddr ip:port) "" = the whole host (an operator log
+    line before `per_datanode` spread it over the host's DataNodes)."""
 
     time: float
     hostname: str
@@ -109,20 +110,44 @@ def detect_reimages(
     return Detection(tuple(events), out)
 
 
+def per_datanode(events: Iterable[ReimageEvent], live: Iterable[LiveDataNode],
+                 tenant_of: Mapping[str, str]) -> list[ReimageEvent]:
+    """Host-wide events (operator log lines: a hostname, no DataNode id) as one event per DataNode
+    on that host: reimaging a server wipes every DataNode it runs, and several DataNodes of one
+    host (different xfer ports) may belong to different tenants (`tenant_of`: DataNode id ->
+    tenant). The log names a host by its name or its IP. A line that also names a tenant counts
+    for that tenant's DataNodes on the host only (once, as given, when it has none there); a host
+    with no live DataNode keeps its line as it is. Events with a DataNode id pass unchanged."""
+    on_host: dict[str, list[LiveDataNode]] = {}
+    for dn in live:
+        for name in {dn.hostname, dn.xfer_addr.rsplit(":", 1)[0]}:
+            on_host.setdefault(name, []).append(dn)
+    out: list[ReimageEvent] = []
+    for e in events:
+        nodes = [] if e.datanode_id else on_host.get(e.hostname, [])
+        if e.tenant:
+            nodes = [dn for dn in nodes if tenant_of.get(dn.xfer_addr) == e.tenant]
+        if not nodes:
+            out.append(e)
+        out.extend(replace(e, hostname=dn.hostname, datanode_id=dn.xfer_addr) for dn in nodes)
+    return out
+
+
 def merge_reimages(events: Iterable[ReimageEvent], dedupe_s: float = 86400.0) -> list[ReimageEvent]:
     """Events of both sources, time-ordered, without counting one reimage twice.
 
-    An event is dropped when the same hostname already has a kept event from the OTHER
-    source within `dedupe_s` (the log says when, the heuristic says when it was noticed).
-    Two events of one source are both kept: each source is trusted to list a reimage once.
+    An event is dropped when the same DataNode (the same id; or the same hostname when either
+    event is host-wide, without an id) already has a kept event from the OTHER source within
+    `dedupe_s` (the log says when, the heuristic says when it was noticed). Two events of one
+    source are both kept: each source is trusted to list a reimage once.
     """
     kept: list[ReimageEvent] = []
-    last: dict[tuple[str, str], float] = {}
+    seen: dict[tuple[str, str], list[tuple[str, float]]] = {}  # (hostname, source) -> (datanode id, time)
     for e in sorted(events, key=lambda e: (e.time, e.hostname, e.source)):
         other = SOURCE_JMX if e.source == SOURCE_LOG else SOURCE_LOG
-        t = last.get((e.hostname, other))
-        if t is not None and e.time - t <= dedupe_s:
+        if any(e.time - t <= dedupe_s and (not d or not e.datanode_id or d == e.datanode_id)
+               for d, t in seen.get((e.hostname, other), ())):
             continue
         kept.append(e)
-        last[(e.hostname, e.source)] = e.time
+        seen.setdefault((e.hostname, e.source), []).append((e.datanode_id, e.time))
     return kept

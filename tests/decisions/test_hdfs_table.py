@@ -80,9 +80,11 @@ def test_busy_flags_have_hysteresis_and_need_evidence() -> None:
 
 
 def test_datanodes_from_jmx_with_owners_and_unclaimed_hosts() -> None:
-    info = parse_namenode_info(info_doc([DN("web-1", "10.0.0.1", rack="/r1"), DN("stray", "10.0.0.7", rack="")]), "nn")
-    got = datanodes_of(info.live, {"web-1": ("web", "")}, {"web": True})
-    assert [(d.id, d.tenant, d.environment, d.rack, d.busy) for d in got] == [
-        ("10.0.0.1:9866", "web", "web", "/r1", True),
-        ("10.0.0.7:9866", "stray", "stray", "/default-rack", False),
-    ]
+    info = parse_namenode_info(info_doc([DN("web-1", "10.0.0.1", rack="/r1"), DN("web-1", "10.0.0.1", port=9867, rack="/r1"),
+                                         DN("stray", "10.0.0.7", rack="")]), "nn")
+    got = datanodes_of(info.live, {"10.0.0.1:9866": ("web", ""), "10.0.0.1:9867": ("db", "db-env")}, {"web": True})
+    assert [(d.id, d.hostname, d.tenant, d.environment, d.rack, d.busy) for d in got] == [
+        ("10.0.0.1:9866", "web-1", "web", "web", "/r1", True),
+        ("10.0.0.1:9867", "web-1", "db", "db-env", "/r1", False),
+        ("10.0.0.7:9866", "stray", "stray", "stray", "/default-rack", False),
+    ], "owners are keyed by DataNode id: two DataNodes of host web-1 keep their own tenants"

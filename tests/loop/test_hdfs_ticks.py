@@ -186,3 +186,67 @@ def test_the_telemetry_observer_refreshes_busy_flags_without_asking_the_namenode
     assert nn.calls == calls
     assert {e.tenant for e in board.current().table.datanodes if e.busy} == {"db"}
     assert loop.on_telemetry(clock.now() + 1) == {}, "nothing new: no version"
+
+
+def one_host_fleet(wiped_port: int | None = None) -> list[DN]:
+    """Three DataNodes on one host (as on the single-host 3.3.6 cluster: LiveNodes keys
+    `box:9866`, `box:9867`, `box:9868`, one IP), plus a DataNode of its own on another host."""
+    return [DN("box", "10.0.0.5", port=p, blocks=0 if p == wiped_port else 2000) for p in (9866, 9867, 9868)] + \
+        [DN("web-0", "10.0.1.1", blocks=2000)]
+
+
+def one_host_settings(**hdfs):
+    by_address = {"web": ["10.0.0.5:9866", "web-0"], "db": ["10.0.0.5:9867"], "etl": ["10.0.0.5:9868"]}
+    return parse_settings({
+        "harvesting": {"tenants": [{"tenant": t, "environment": f"{t}-env", "nodes": nodes}
+                                   for t, nodes in by_address.items()]},
+        "hdfs": {"enabled": True, "namenode_urls": ["http://nn:9870"], "min_version_interval_s": 60,
+                 "min_observed_days": 1, **hdfs},
+        "store": {"backend": "memory"},
+    }, environ={})
+
+
+def test_datanodes_sharing_a_host_belong_to_the_tenants_their_addresses_name() -> None:
+    clock = SimClock(T0)
+    store = SqliteHistoryStore(":memory:")
+    for t, u in (("web", 0.6), ("db", 0.2), ("etl", 0.4)):
+        slots(store, t, u, T0 - 2 * DAY, 720)
+    nn, board = StubNameNode(one_host_fleet()), PlacementBoard()
+    s = one_host_settings()
+    loop = HdfsPlacementLoop(hdfs=s.hdfs, harvesting=s.harvesting, namenode=nn, store=store, board=board,
+                             metrics=Metrics(CollectorRegistry()))
+    loop.poll(clock.now())
+    table = board.current().table
+    owners = {e.datanode_id: (e.tenant, e.environment) for e in table.datanodes}
+    assert owners == {"10.0.0.5:9866": ("web", "web-env"), "10.0.0.5:9867": ("db", "db-env"),
+                      "10.0.0.5:9868": ("etl", "etl-env"), "10.0.1.1:9866": ("web", "web-env")}
+    cells = {e.tenant: (e.row, e.col) for e in table.datanodes}
+    assert len(set(cells.values())) == 3, f"one tenant per cell (peaks 0.2/0.4/0.6 differ): {cells}"
+    fitted = {t.stats.tenant: t.stats.datanodes for t in store.hdfs_grid().tenants}
+    assert fitted == {"web": 2, "db": 1, "etl": 1}, "each DataNode counts for its own tenant"
+
+    clock.advance(2 * DAY)
+    loop.poll(clock.now())
+    nn.nodes = one_host_fleet(wiped_port=9867)
+    clock.advance(30)
+    loop.poll(clock.now())
+    (event,) = store.hdfs_reimages(since=0)
+    assert (event.datanode_id, event.tenant) == ("10.0.0.5:9867", "db"), "the wiped DataNode's tenant, not the host's"
+    clock.advance(30)
+    loop.refit(clock.now())
+    stats = {t.stats.tenant: t.stats for t in store.hdfs_grid().tenants}
+    assert {t: r.reimage_events for t, r in stats.items()} == {"web": 0, "db": 1, "etl": 0}
+    assert stats["db"].observed_server_days == pytest.approx(2 + 60 / DAY), "one DataNode watched 2 days"
+    assert stats["web"].observed_server_days == pytest.approx(2 * (2 + 60 / DAY)), "two DataNodes of web"
+
+
+def test_an_operator_log_line_naming_a_host_counts_for_every_datanode_on_it(tmp_path: Path) -> None:
+    log = tmp_path / "reimages.csv"
+    log.write_text(f"timestamp,hostname\n{T0 - 3 * DAY},box\n{T0 - 2 * DAY},web-0\n")
+    store = SqliteHistoryStore(":memory:")
+    s = one_host_settings(reimage_log=str(log))
+    loop = HdfsPlacementLoop(hdfs=s.hdfs, harvesting=s.harvesting, namenode=StubNameNode(one_host_fleet()),
+                             store=store, board=PlacementBoard(), metrics=Metrics(CollectorRegistry()))
+    loop.refit(T0)
+    counts = {t.stats.tenant: t.stats.reimage_events for t in store.hdfs_grid().tenants}
+    assert counts == {"web": 2, "db": 1, "etl": 1}, "a reimaged host wipes each of its DataNodes"

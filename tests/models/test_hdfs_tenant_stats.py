@@ -34,10 +34,14 @@ def test_peaks_are_the_quantile_of_valid_slots() -> None:
     assert merge_peaks([{"web": [0.1, 0.5]}, {"web": [0.3], "db": []}], 1.0) == {"web": TenantPeak(0.5, 3)}
 
 
-def test_reimage_counts_use_the_events_tenant_else_the_hosts() -> None:
-    events = [ReimageEvent(10.0, "h1"), ReimageEvent(20.0, "h2", tenant="db"), ReimageEvent(30.0, "h9"),
-              ReimageEvent(-5.0, "h1"), ReimageEvent(100.0, "h1")]
-    assert count_reimages(events, {"h1": "web", "h2": "web"}, since=0.0, until=100.0) == {"web": 1, "db": 1}
+def test_reimage_counts_use_the_events_tenant_else_the_datanodes() -> None:
+    events = [ReimageEvent(10.0, "h1", datanode_id="10.0.0.1:9866"), ReimageEvent(20.0, "h2", tenant="db"),
+              ReimageEvent(30.0, "h9", datanode_id="10.0.0.9:9866"), ReimageEvent(-5.0, "h1", datanode_id="10.0.0.1:9866"),
+              ReimageEvent(100.0, "h1", datanode_id="10.0.0.1:9866"),
+              ReimageEvent(40.0, "h1", datanode_id="10.0.0.1:9867"), ReimageEvent(50.0, "h1")]
+    tenant_of = {"10.0.0.1:9866": "web", "10.0.0.1:9867": "db", "10.0.0.2:9866": "web"}
+    assert count_reimages(events, tenant_of, since=0.0, until=100.0) == {"web": 1, "db": 2}, \
+        "two DataNodes of host h1 count for their own tenants; a host-wide line without a tenant is not guessed"
 
 
 def test_observation_span_is_the_window_with_a_log_else_since_first_seen() -> None:

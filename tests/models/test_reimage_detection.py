@@ -12,6 +12,7 @@ from harvester.models.reimage_detection import (
     ReimageEvent,
     detect_reimages,
     merge_reimages,
+    per_datanode,
 )
 from harvester.telemetry.namenode_model import parse_namenode_info
 from nn_fakes import DN, info_doc
@@ -81,3 +82,39 @@ def test_merge_keeps_one_event_per_reimage_across_sources() -> None:
     twice_in_log = ReimageEvent(200.0, "dn-a", "web", source=SOURCE_LOG)
     got = merge_reimages([seen, later, log, other_host, twice_in_log], dedupe_s=86400)
     assert got == [log, twice_in_log, other_host, later]
+
+
+def test_two_datanodes_of_one_host_are_watched_apart() -> None:
+    box = [DN("box", "10.0.0.5", port=9866, blocks=2000), DN("box", "10.0.0.5", port=9867, blocks=1000),
+           DN("dn-b", "10.0.0.2", blocks=5000)]
+    wiped = [box[0], DN("box", "10.0.0.5", port=9867, blocks=0), box[2]]
+    events, state = polls((0.0, box, {}), (30.0, wiped, {}))
+    assert [(e.hostname, e.datanode_id) for e in events] == [("box", "10.0.0.5:9867")]
+    assert {o.datanode_id: o.num_blocks for o in state.values()} == \
+        {"10.0.0.5:9866": 2000, "10.0.0.5:9867": 0, "10.0.0.2:9866": 5000}
+
+
+def test_a_host_wide_log_line_becomes_one_event_per_datanode_on_the_host() -> None:
+    live = parse_namenode_info(info_doc([DN("box", "10.0.0.5", port=9866), DN("box", "10.0.0.5", port=9867),
+                                         DN("web-0", "10.0.1.1")]), "nn").live
+    tenant_of = {"10.0.0.5:9866": "web", "10.0.0.5:9867": "db", "10.0.1.1:9866": "web"}
+    by_name, by_ip = ReimageEvent(10.0, "box"), ReimageEvent(20.0, "10.0.1.1")
+    only_db, gone = ReimageEvent(30.0, "box", tenant="db"), ReimageEvent(40.0, "old-host")
+    seen = ReimageEvent(50.0, "box", "web", "10.0.0.5:9866", SOURCE_JMX)
+    got = per_datanode([by_name, by_ip, only_db, gone, seen], live, tenant_of)
+    assert [(e.time, e.hostname, e.datanode_id, e.tenant) for e in got] == [
+        (10.0, "box", "10.0.0.5:9866", ""), (10.0, "box", "10.0.0.5:9867", ""),
+        (20.0, "web-0", "10.0.1.1:9866", ""),
+        (30.0, "box", "10.0.0.5:9867", "db"),
+        (40.0, "old-host", "", ""),
+        (50.0, "box", "10.0.0.5:9866", "web"),
+    ]
+
+
+def test_merge_dedupes_per_datanode_when_both_sources_name_one() -> None:
+    log_a = ReimageEvent(100.0, "box", datanode_id="10.0.0.5:9866", source=SOURCE_LOG)
+    log_b = ReimageEvent(100.0, "box", datanode_id="10.0.0.5:9867", source=SOURCE_LOG)
+    jmx_a = ReimageEvent(400.0, "box", "web", "10.0.0.5:9866", SOURCE_JMX)
+    jmx_c = ReimageEvent(400.0, "box", "etl", "10.0.0.5:9868", SOURCE_JMX)
+    assert merge_reimages([jmx_a, jmx_c, log_a, log_b]) == [log_a, log_b, jmx_c], \
+        "the log's wipe of :9866 is the one the heuristic saw; :9868 is another DataNode of the host"

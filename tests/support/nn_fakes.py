@@ -38,6 +38,7 @@ class DN:
     remaining: int = 3 * 10**12
     blocks: int = 1000
     admin_state: str = "In Service"
+    port: int = 9866  # xfer port: several DataNodes on one host differ only by it
 
 
 def info_doc(nodes: list[DN], *, started_ms: int = 1795431979089, total_blocks: int | None = None,
@@ -50,13 +51,13 @@ def info_doc(nodes: list[DN], *, started_ms: int = 1795431979089, total_blocks: 
     for n in nodes:
         entry = copy.deepcopy(template)
         used = n.capacity - n.remaining
-        entry.update(infoAddr=f"{n.ip}:9864", xferaddr=f"{n.ip}:9866", location=n.rack, capacity=n.capacity,
+        entry.update(infoAddr=f"{n.ip}:9864", xferaddr=f"{n.ip}:{n.port}", location=n.rack, capacity=n.capacity,
                      remaining=n.remaining, used=used, usedSpace=used, blockPoolUsed=used, numBlocks=n.blocks,
                      adminState=n.admin_state)
-        live[f"{n.hostname}:9866"] = entry
+        live[f"{n.hostname}:{n.port}"] = entry
     bean["LiveNodes"] = json.dumps(live)
-    bean["DeadNodes"] = json.dumps({f"{n.hostname}:9866": {"lastContact": 700, "decommissioned": False,
-                                                           "adminState": "In Service", "xferaddr": f"{n.ip}:9866"}
+    bean["DeadNodes"] = json.dumps({f"{n.hostname}:{n.port}": {"lastContact": 700, "decommissioned": False,
+                                                              "adminState": "In Service", "xferaddr": f"{n.ip}:{n.port}"}
                                     for n in dead})
     bean["NNStartedTimeInMillis"] = started_ms
     bean["TotalBlocks"] = sum(n.blocks for n in nodes) if total_blocks is None else total_blocks
