@@ -21,12 +21,19 @@ recomputes from the percentages only when the cluster resource changes (capacity
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from harvester.domain import Resources
 from harvester.emulator.capacity import ZERO, effective
 
 PLAN_DEFAULT_SUFFIX = "-default"
+
+#: ParentQueue.PRECISION (0.0005f, "0.05% precision"): the CapacityScheduler accepts children
+#: whose capacities, as fractions of the parent, sum to 1 within it. A live RM reports float32
+#: percentages (a 30 % queue shows 30.000002), so an exact check would refuse real layouts.
+CAPACITY_SUM_PRECISION = 0.0005
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +101,7 @@ class Leaf:
 
 class QueueTree:
     def __init__(self, configs: tuple[QueueConfig, ...] = DEFAULT_QUEUES, max_priority: int = 0) -> None:
-        total = sum(c.capacity for c in configs)
-        if abs(total - 100.0) > 1e-6:
-            raise ValueError(f"leaf capacities under root must sum to 100, got {total}")
+        check_child_capacities("root", [c.capacity for c in configs])
         self.configs = {c.name: c for c in configs}
         self.max_priority = max_priority
         self.cluster = ZERO
@@ -179,3 +184,42 @@ class QueueTree:
 
     def clamp_priority(self, requested: int) -> int:
         return min(requested, self.max_priority)
+
+
+def check_child_capacities(parent: str, percents: list[float]) -> None:
+    """ParentQueue.setChildQueues for percentage children of a parent with a positive capacity
+    (3.3.6): |1 - sum of fractions| must be within CAPACITY_SUM_PRECISION; ValueError with the
+    RM's own wording otherwise. (A sum of 0, which the RM allows only with
+    allow-zero-capacity-sum, is refused: the emulator has no such setting.)"""
+    fractions = sum(p / 100.0 for p in percents)
+    if abs(1.0 - fractions) > CAPACITY_SUM_PRECISION:
+        raise ValueError(f"Illegal capacity sum of {fractions:g} for children of queue {parent} for label=. "
+                         f"It should be either 0 or 1.0 (capacities {', '.join(f'{p:g}' for p in percents)} %)")
+
+
+def _listed(value: Any, key: str) -> list[Any]:
+    """A 3.3.6 JSON list that may be absent, one bare object, or a list."""
+    got = (value or {}).get(key) or []
+    return [got] if isinstance(got, Mapping) else list(got)
+
+
+def queues_from_scheduler(doc: Mapping[str, Any]) -> tuple[QueueConfig, ...]:
+    """The queues under root of a live RM's `GET /ws/v1/cluster/scheduler` answer, as the
+    emulator's QueueConfigs (capacities as the RM reports them, float noise included).
+
+    A reservable queue is a parent with `hideReservationQueues` true (or a `-default` child);
+    any other queue with children is a layout the emulator does not model: ValueError names it.
+    """
+    info = (doc.get("scheduler") or {}).get("schedulerInfo") or {}
+    if info.get("type") != "capacityScheduler":
+        raise ValueError(f"not a CapacityScheduler answer (schedulerInfo.type {info.get('type')!r})")
+    out = []
+    for q in _listed(info.get("queues"), "queue"):
+        name = str(q["queueName"])
+        children = {str(c.get("queueName")) for c in _listed(q.get("queues"), "queue")}
+        reservable = bool(q.get("hideReservationQueues")) or f"root.{name}{PLAN_DEFAULT_SUFFIX}" in children
+        if children and not reservable:
+            raise ValueError(f"queue root.{name} has child queues ({', '.join(sorted(children))}): the emulator "
+                             "models leaf queues and plan queues under root only")
+        out.append(QueueConfig(name, float(q["capacity"]), float(q.get("maxCapacity", 100.0)), reservable=reservable))
+    return tuple(out)

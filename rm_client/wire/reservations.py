@@ -11,7 +11,10 @@ Recorded 3.3.6 behaviour this module encodes:
   and answers ``{}`` when nothing matches;
 * allocations of a RECURRING reservation are offsets within the period (epoch-aligned: the
   first offset equals ``arrival % period``), not epoch times; see
-  :meth:`ReservationInfo.allocation_windows`.
+  :meth:`ReservationInfo.allocation_windows`;
+* the list may hold ZERO-resource ranges: the time between the ranges that hold resources (a
+  live 1-hour recurring reservation whose 10 minutes wrapped the hour listed [0, 5 min) and
+  [55, 60 min) with 1024 MB and [5, 55 min) with <0, 0>): :attr:`ResourceAllocation.holds`.
 """
 
 from __future__ import annotations
@@ -173,6 +176,11 @@ class ResourceAllocation:
     start_ms: int
     end_ms: int
 
+    @property
+    def holds(self) -> bool:
+        """False for a zero-resource range: a gap between allocations, not an allocation."""
+        return self.resource.memory_mb > 0 or self.resource.vcores > 0
+
 
 RESOURCE_ALLOCATION: Struct[ResourceAllocation] = Struct(ResourceAllocation, [
     field_resource("resource", "resource", optional=False),
@@ -201,9 +209,10 @@ class ReservationInfo:
     allocations: tuple[ResourceAllocation, ...] | None = None
 
     def allocation_windows(self, now_ms: int) -> tuple[ResourceAllocation, ...]:
-        """The allocations in epoch ms. For a recurring reservation, those of the period that
-        contains ``now_ms`` (period starts are multiples of the period since the epoch)."""
-        allocs = self.allocations or ()
+        """The allocations that hold resources (zero-resource gaps left out), in epoch ms. For a
+        recurring reservation, those of the period that contains ``now_ms`` (period starts are
+        multiples of the period since the epoch)."""
+        allocs = tuple(a for a in self.allocations or () if a.holds)
         period = self.definition.recurrence_period_ms
         if period <= 0:
             return allocs

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rm_client import Node, ResourceUtilization
+from rm_client import Node, Resource, ResourceUtilization
 from rm_client.tables import apps_table, duration, gb, nodes_table, queues_table, reservations_table
 from rm_client.units import containers_vcores_to_physical_cores, host_cpu_breakdown, vcores_per_physical_core
 from rm_client.wire.apps import decode_apps
@@ -70,6 +70,26 @@ def test_reservations_table(captures: Path) -> None:
     assert hourly["ARRIVAL UTC"].startswith("2026-11-23 ")
     later = {r[0]: r[-1] for r in reservations_table(res, now_ms=1795421891339 + 1).rows}
     assert later["reservation_1795420810582_0002"] == "allocated now"
+
+
+def test_a_zero_resource_range_of_a_recurring_reservation_is_a_gap_not_an_allocation(captures: Path) -> None:
+    """3.3.6 lists the time between held ranges as a zero-resource allocation (a live 1-hour
+    recurring reservation whose 10 minutes wrap the hour showed a 50-minute <0, 0> range)."""
+    import dataclasses
+
+    from rm_client.wire.reservations import ResourceAllocation
+
+    (hourly,) = [r for r in decode_reservation_list(load(captures, "reservation-list-two"))
+                 if r.definition.recurrence_period_ms == 3_600_000]
+    minute = 60_000
+    wrapped = dataclasses.replace(hourly, allocations=(
+        ResourceAllocation(Resource(1024, 1), 0, 5 * minute), ResourceAllocation(Resource(0, 0), 5 * minute, 55 * minute),
+        ResourceAllocation(Resource(1024, 1), 55 * minute, 60 * minute)))
+    in_gap = 1_795_420_800_000 - 1_795_420_800_000 % 3_600_000 + 30 * minute
+    assert [(a.start_ms % 3_600_000, a.resource.memory_mb) for a in wrapped.allocation_windows(in_gap)] == \
+        [(0, 1024), (55 * minute, 1024)]
+    assert reservations_table([wrapped], now_ms=in_gap).rows[0][-1] == "every 1h00m"
+    assert reservations_table([wrapped], now_ms=in_gap + 27 * minute).rows[0][-1] == "allocated now"
 
 
 def test_queues_table_indents_the_tree(captures: Path) -> None:
