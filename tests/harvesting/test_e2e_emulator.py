@@ -26,6 +26,7 @@ from harvester.v1 import yarn_advisor_pb2, yarn_advisor_pb2_grpc
 from rm_client import Container
 
 from emu_cluster import N1, N2, EmuCluster
+from live_cluster import cut_nodes, guard_timeout_problems
 from tcp_proxy import CuttableProxy
 
 POLL_S = 2
@@ -127,6 +128,13 @@ def test_a_cpu_burn_outside_yarn_shrinks_capacity_kills_youngest_and_capacity_re
     assert {n["node_id"] for n in doc["nodes"]} == {N1, N2} and doc["actuate"] is True
     assert any(a["kind"] == "set_capacity" and "overCommitTimeout=0" in a["detail"] and a["fate"] == "sent"
                for a in doc["recent_actions"]), "a cut below allocation: the RM kills (rm_overcommit)"
+    # the check the live twin makes of the guard's records (tests/support/live_cluster.py): the first
+    # decrease (6 vcores hold the 5 containers) went with -1; the cut to 2 vcores with 0 only on the
+    # nodes holding more than 2 (one-vcore containers), -1 on the other
+    records = rig.app.store.decisions(loop="guard", limit=500)
+    above = {n for n in (N1, N2) if sum(x.node_id == n for x in before) > 2}
+    assert guard_timeout_problems(records, 0) == [] and cut_nodes(records) == above and above
+    assert {r.inputs["outcome"] for r in records if r.inputs.get("overcommit_timeout_ms") == -1} >= {"sent:decrease"}
     with grpc.insecure_channel(rig.app.grpc.address) as ch:
         caps = yarn_advisor_pb2_grpc.YarnAdvisorStub(ch).ListNodeCapacities(
             yarn_advisor_pb2.ListNodeCapacitiesRequest(), timeout=5)

@@ -3,13 +3,18 @@
 Contract used by every integration suite:
 - `live_hadoop` -> `LiveHadoop(rm_url, hadoop_home, conf_dir, user)`, session scoped;
 - `rm_url` -> the ResourceManager's REST base URL (`live_hadoop.rm_url`);
-- `requires_hadoop_home` -> Path of a Hadoop install with its CLIs and jars (skips without it).
+- `requires_hadoop_home` -> Path of a Hadoop install with its CLIs and jars (skips without it;
+  the launchers may live elsewhere, named by HARVESTER_TEST_HADOOP_BIN: hadoop_cli.py).
 
 Where the cluster comes from, in this order:
 (a) `HARVESTER_TEST_RM_URL` names a running ResourceManager (REST base, e.g.
     http://127.0.0.1:8088 for docker-compose.yml); optional `HARVESTER_TEST_HADOOP_HOME`,
-    `HARVESTER_TEST_HADOOP_CONF_DIR` (client-side Hadoop install and configuration) and
-    `HARVESTER_TEST_USER` (the user for `?user.name=` and the CLIs; default: the OS user);
+    `HARVESTER_TEST_HADOOP_CONF_DIR` (client-side Hadoop install and configuration),
+    `HARVESTER_TEST_HADOOP_BIN` (the launcher scripts' directory, for an install without bin/),
+    `HARVESTER_TEST_USER` (the user for `?user.name=` and the CLIs; default: the OS user),
+    `HARVESTER_TEST_PLAN_QUEUE` (the reservable queue to use, full path; default: the first the
+    RM's /scheduler shows) and `HARVESTER_TEST_QUEUE` (where plain apps go; default: root.default
+    when it exists, else the first leaf);
 (b) otherwise, when a Docker engine answers, a throw-away cluster from `apache/hadoop:3.3.6`
     started with testcontainers (NameNode, DataNode, ResourceManager, one NodeManager),
     configured with deploy/hadoop/ exactly as docker-compose.yml is, ready once
@@ -35,10 +40,10 @@ import pytest
 import requests
 
 # A sibling module (pytest puts this folder on sys.path for its conftest).
+from hadoop_cli import HADOOP_BIN_VAR, HADOOP_HOME_VAR, hadoop_home_or_skip
 from hadoop_containers import ClusterStartError, HadoopCluster, docker_engine_problem
 
 RM_URL_VAR = "HARVESTER_TEST_RM_URL"
-HADOOP_HOME_VAR = "HARVESTER_TEST_HADOOP_HOME"
 CONF_DIR_VAR = "HARVESTER_TEST_HADOOP_CONF_DIR"
 USER_VAR = "HARVESTER_TEST_USER"
 
@@ -129,7 +134,7 @@ def live_hadoop() -> Iterator[LiveHadoop]:
     if problem is not None:
         pytest.skip(
             f"no live Hadoop: set {RM_URL_VAR} to a running ResourceManager's REST base "
-            f"(optionally {HADOOP_HOME_VAR}, {CONF_DIR_VAR}, {USER_VAR}); "
+            f"(optionally {HADOOP_HOME_VAR}, {HADOOP_BIN_VAR}, {CONF_DIR_VAR}, {USER_VAR}); "
             f"no Docker engine was found for a testcontainers cluster ({problem})"
         )
     cluster = HadoopCluster(HADOOP_CONF)
@@ -153,15 +158,57 @@ def rm_url(live_hadoop: LiveHadoop) -> str:
 
 @pytest.fixture(scope="session")
 def requires_hadoop_home() -> Path:
-    """A Hadoop install (bin/hadoop, share/hadoop) for tests that run Hadoop CLIs or use its jars.
+    """A Hadoop install (share/hadoop, and the `hadoop` launcher in its bin/ or in
+    HARVESTER_TEST_HADOOP_BIN) for tests that run Hadoop CLIs or use its jars.
 
-    Skips, naming HARVESTER_TEST_HADOOP_HOME, when it is unset; fails when it is set but is not a
-    Hadoop install (a misconfiguration, not a missing prerequisite).
+    Skips, naming the variable to set, when the install or a launcher is missing; fails when a
+    variable names something that is not there (a misconfiguration, not a missing prerequisite).
     """
-    raw = os.environ.get(HADOOP_HOME_VAR)
-    if not raw:
-        pytest.skip(f"needs Hadoop 3.3.6 CLIs/jars: set {HADOOP_HOME_VAR} to a Hadoop install (e.g. /opt/hadoop)")
-    home = Path(raw).expanduser()
-    if not (home / "bin" / "hadoop").is_file() or not (home / "share" / "hadoop").is_dir():
-        pytest.fail(f"{HADOOP_HOME_VAR}={raw} has no bin/hadoop and share/hadoop: not a Hadoop install")
-    return home
+    return hadoop_home_or_skip("hadoop")
+
+
+# --- the queues this cluster offers (its layout is not ours) ---------------------------------
+
+@dataclass(frozen=True)
+class LiveQueues:
+    """plan: the reservable queue's full path (None: none); plan_capacity: its effective capacity
+    now; submit: where plain apps go (full path). Found in the RM's /scheduler
+    (tests/support/live_cluster.py), or named by HARVESTER_TEST_PLAN_QUEUE / HARVESTER_TEST_QUEUE."""
+
+    plan: str | None
+    plan_capacity: object | None
+    submit: str | None
+
+
+@pytest.fixture(scope="session")
+def live_queues(live_hadoop: LiveHadoop) -> LiveQueues:
+    from live_cluster import env_plan_queue, env_submit_queue, plan_queue, queue_capacity, submit_queue
+
+    from rm_client import RMClient, RMClientConfig
+
+    with RMClient(RMClientConfig(urls=(live_hadoop.rm_url,), user=live_hadoop.user, read_timeout_s=30.0)) as client:
+        scheduler = client.get_scheduler()
+    plan = plan_queue(scheduler, env_plan_queue())
+    return LiveQueues(plan.path if plan else None, queue_capacity(plan) if plan else None,
+                      submit_queue(scheduler, env_submit_queue()))
+
+
+@pytest.fixture(scope="session")
+def plan_queue(live_queues: LiveQueues) -> str:
+    """The reservable queue (full path); skips, saying which variable names one, when there is none."""
+    from live_cluster import PLAN_QUEUE_VAR, env_plan_queue
+
+    if live_queues.plan is None:
+        wanted = env_plan_queue()
+        pytest.skip(f"{PLAN_QUEUE_VAR}={wanted} is not a reservable queue on this RM" if wanted else
+                    f"no reservable queue on this RM (yarn.scheduler.capacity.<queue>.reservable); name one in {PLAN_QUEUE_VAR}")
+    return live_queues.plan
+
+
+@pytest.fixture(scope="session")
+def submit_queue(live_queues: LiveQueues) -> str:
+    from live_cluster import QUEUE_VAR
+
+    if live_queues.submit is None:
+        pytest.skip(f"no leaf queue to submit to on this RM; name one in {QUEUE_VAR}")
+    return live_queues.submit

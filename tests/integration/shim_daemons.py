@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+import hadoop_cli
 import pytest
 import requests
 
@@ -40,15 +41,11 @@ JAVA17_FLAGS = " ".join(
 
 
 def hadoop_home_or_skip(tool: str) -> Path:
-    """HARVESTER_TEST_HADOOP_HOME with bin/<tool>, and a JDK to build the shim; skips without them."""
-    raw = os.environ.get("HARVESTER_TEST_HADOOP_HOME")
-    if not raw:
-        pytest.skip("needs a Hadoop 3.3.6 install: set HARVESTER_TEST_HADOOP_HOME (e.g. /opt/hadoop-3.3.6)")
+    """HARVESTER_TEST_HADOOP_HOME with the `hadoop` and <tool> launchers (in its bin/, or in
+    HARVESTER_TEST_HADOOP_BIN: hadoop_cli.py), and a JDK to build the shim; skips without them."""
+    home = hadoop_cli.hadoop_home_or_skip("hadoop", tool)
     if subprocess.run(["sh", "-c", "command -v javac"], capture_output=True).returncode != 0:
         pytest.skip("needs a JDK (javac) to build the shim against the install")
-    home = Path(raw)
-    if not (home / "bin" / tool).is_file():
-        pytest.fail(f"HARVESTER_TEST_HADOOP_HOME={raw} has no bin/{tool}")
     return home
 
 
@@ -96,9 +93,13 @@ def jmx_bean(http_base: str, name: str) -> dict[str, Any] | None:
 
 
 def build_shim_jar(hadoop_home: Path) -> Path:
-    """The jar compiled against the install's own jars (`hadoop classpath`), as an operator would."""
+    """The jar compiled against the install's own jars (`hadoop classpath`), as an operator would.
+    The classpath is given to make (PROVIDED): the Makefile's own `$HADOOP_HOME/bin/hadoop
+    classpath` misses a launcher kept outside bin/ (HARVESTER_TEST_HADOOP_BIN)."""
     env = {**os.environ, "HADOOP_HOME": str(hadoop_home), "JAVA_HOME": java_home()}
-    subprocess.run(["make", "-C", str(SHIM), "clean", "jar"], env=env, check=True, capture_output=True, text=True)
+    provided = hadoop_cli.hadoop_classpath(hadoop_home, env)
+    subprocess.run(["make", "-C", str(SHIM), "clean", "jar", f"PROVIDED={provided}"], env=env, check=True,
+                   capture_output=True, text=True)
     return JAR
 
 
@@ -129,15 +130,20 @@ class Daemons:
                 "HADOOP_OPTS": f"{JAVA17_FLAGS} {opts}".strip(), "HADOOP_CLASSPATH": classpath,
                 "HADOOP_HEAPSIZE_MAX": "512m"}
 
+    def tool(self, name: str) -> str:
+        found = hadoop_cli.launcher(self.home, name)
+        assert found is not None, f"no `{name}` launcher (hadoop_home_or_skip checks it first)"
+        return str(found)
+
     def run(self, argv: list[str], conf_dir: Path, *, timeout_s: float = 180, check: bool = True,
             **kw: Any) -> subprocess.CompletedProcess[str]:
         """A Hadoop CLI (hdfs dfs, fsck, yarn ...) to completion."""
-        return subprocess.run([str(self.home / "bin" / argv[0]), *argv[1:]], env=self.env(conf_dir, **kw),
+        return subprocess.run([self.tool(argv[0]), *argv[1:]], env=self.env(conf_dir, **kw),
                               capture_output=True, text=True, timeout=timeout_s, check=check)
 
     def start(self, name: str, argv: list[str], conf_dir: Path, **kw: Any) -> subprocess.Popen[bytes]:
         out = open(self.base / f"{name}.out", "wb")  # noqa: SIM115 (closed with the process)
-        p = subprocess.Popen([str(self.home / "bin" / argv[0]), *argv[1:]], env=self.env(conf_dir, **kw),
+        p = subprocess.Popen([self.tool(argv[0]), *argv[1:]], env=self.env(conf_dir, **kw),
                              stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self.procs.append((name, p))
         return p

@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
+from hadoop_cli import HADOOP_BIN_VAR, launcher
+
 from harvester.board.hdfs import PlacementBoard
 from harvester.config import parse_settings
 from harvester.history.sqlite import SqliteHistoryStore
@@ -90,10 +92,13 @@ def test_one_poll_tick_publishes_every_in_service_datanode(nn_url: str) -> None:
 
 
 def _hdfs(home: Path, live, *args: str, timeout: float = 120) -> str:  # noqa: ANN001
-    env = dict(os.environ, HADOOP_USER_NAME=live.user)
+    env = dict(os.environ, HADOOP_USER_NAME=live.user, HADOOP_HOME=str(home))
     if live.conf_dir is not None:
         env["HADOOP_CONF_DIR"] = str(live.conf_dir)
-    proc = subprocess.run([str(home / "bin" / "hdfs"), *args], capture_output=True, text=True, env=env, timeout=timeout)
+    hdfs = launcher(home, "hdfs")
+    if hdfs is None:
+        pytest.skip(f"no `hdfs` launcher in {home}/bin: set {HADOOP_BIN_VAR} to the directory holding it")
+    proc = subprocess.run([str(hdfs), *args], capture_output=True, text=True, env=env, timeout=timeout)
     assert proc.returncode == 0, f"hdfs {' '.join(args)}: exit {proc.returncode}: {proc.stderr[-2000:]}"
     return proc.stdout
 

@@ -9,9 +9,10 @@ reservation queue's capacity effective, scenarios/recurring-reservation), and as
 than the skyline makes DRA update that reservation while the app runs.
 
 Expectations come from the recordings (../shared/fixtures/yarn-3.3.6, README):
-- `root.default` is reservable (its reservation list answers; a queue outside the reservation
-  system answers 400 "... is not managed by reservation system"): the test skips otherwise;
-- apps and reservations name the plan queue by its FULL path `root.default`;
+- the plan queue is the reservable queue the RM's /scheduler shows (or HARVESTER_TEST_PLAN_QUEUE;
+  conftest.py); its reservation list must answer (a queue outside the reservation system
+  answers 400 "... is not managed by reservation system"): the test skips otherwise;
+- apps and reservations name the plan queue by its FULL path (`root.default` when recorded);
 - a priority change of an app that names the plan queue fails with 500 ClassCastException
   "PlanQueue cannot be cast to ... LeafQueue" (captures/err-apps-id-priority-put-app-in-
   reservation-queue), so Harvester never tries one there; the test shows the RM still says so;
@@ -51,7 +52,6 @@ from rm_client import RMBadRequestError, RMClient, RMClientConfig, RMNotFoundErr
 
 pytestmark = pytest.mark.integration
 
-PLAN_QUEUE = "root.default"
 PERIOD = 180.0  # windows [60 s, 120 s) of every 3-minute period, one container
 
 
@@ -67,7 +67,7 @@ def client(live_hadoop: Any) -> Iterator[RMClient]:
         yield c
 
 
-def settings(live_hadoop: Any, db: Path, prefix: str) -> Any:
+def settings(live_hadoop: Any, db: Path, prefix: str, plan_queue: str) -> Any:
     return parse_settings({
         "server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.5},
         "store": {"backend": "sqlite", "path": str(db)},
@@ -75,7 +75,7 @@ def settings(live_hadoop: Any, db: Path, prefix: str) -> Any:
         "rm": {"urls": [live_hadoop.rm_url], "user": live_hadoop.user, "read_timeout_s": 30},
         "telemetry": {"poll_interval_s": 2, "stale_after_s": 30},
         "harvesting": {"actuate": False, "control_period_s": 1},
-        "morpheus": {"enabled": True, "queue": PLAN_QUEUE,
+        "morpheus": {"enabled": True, "queue": plan_queue,
                      "reservations": {"control_period_s": 2, "renew_lead_s": 200, "min_lead_s": 10,
                                       "name_prefix": prefix, "delete_ended_after_s": 30},
                      "dra": {"grant_s": 60}},
@@ -90,10 +90,10 @@ def held(app: Harvester, job: str) -> list[Any]:
     return [r for r in records(app) if r.job == job and r.state.value in ("SCHEDULED", "ACTIVE") and r.reservation_id]
 
 
-def cleanup(client: RMClient, prefix: str, apps: list[str]) -> None:
+def cleanup(client: RMClient, prefix: str, apps: list[str], plan_queue: str) -> None:
     for app_id in apps:
         kill_quietly(client, app_id)
-    for r in client.list_reservations(queue=PLAN_QUEUE, include_resource_allocations=False):
+    for r in client.list_reservations(queue=plan_queue, include_resource_allocations=False):
         if r.definition.name.startswith(prefix + "|"):
             try:
                 client.delete_reservation(r.reservation_id)
@@ -102,16 +102,16 @@ def cleanup(client: RMClient, prefix: str, apps: list[str]) -> None:
 
 
 def test_recurring_jobs_are_reserved_adopted_run_in_their_second_period_and_reprovisioned(
-        live_hadoop: Any, client: RMClient, run_id: str, tmp_path: Path) -> None:
+        live_hadoop: Any, client: RMClient, run_id: str, plan_queue: str, tmp_path: Path) -> None:
     prefix = f"harvester-it-{run_id}"
     try:
-        client.list_reservations(queue=PLAN_QUEUE, include_resource_allocations=False)
+        client.list_reservations(queue=plan_queue, include_resource_allocations=False)
     except RMBadRequestError as err:
-        pytest.skip(f"{PLAN_QUEUE} is not reservable on this cluster: {err}")
+        pytest.skip(f"{plan_queue} is not reservable on this cluster: {err}")
     jobs = [RecurringJob(f"{run_id}-{x}", PERIOD, 10.0, 0, 40.0, 5.0, 170.0) for x in "abc"]
     apps: list[str] = []
     db = tmp_path / "h.db"
-    first = Harvester(settings(live_hadoop, db, prefix), registry=CollectorRegistry())
+    first = Harvester(settings(live_hadoop, db, prefix, plan_queue), registry=CollectorRegistry())
     runs, accesses = recurring_history(time.time(), jobs=jobs, origin="rm")
     first.store.append_job_runs(runs)
     first.store.append_provenance("it", accesses, [], None, time.time())
@@ -127,9 +127,9 @@ def test_recurring_jobs_are_reserved_adopted_run_in_their_second_period_and_repr
                 assert "PlanningQuotaException" in r.lifecycle.history[-1].reason or "Planning" in r.lifecycle.history[-1].reason
         accepted = [r for r in records(first) if r.reservation_id and r.state.value in ("SCHEDULED", "ACTIVE")]
         if not accepted:
-            pytest.skip(f"the plan of {PLAN_QUEUE} refused every reservation: "
+            pytest.skip(f"the plan of {plan_queue} refused every reservation: "
                         f"{[r.lifecycle.history[-1].reason for r in records(first)]}")
-        listed = {r.reservation_id: r for r in client.list_reservations(queue=PLAN_QUEUE, include_resource_allocations=True)}
+        listed = {r.reservation_id: r for r in client.list_reservations(queue=plan_queue, include_resource_allocations=True)}
         for r in accepted:
             got = listed[r.reservation_id]
             assert got.definition.name == r.spec.name and got.definition.interpreter.value == 3
@@ -137,11 +137,11 @@ def test_recurring_jobs_are_reserved_adopted_run_in_their_second_period_and_repr
             assert [(q.num_containers, q.min_concurrency, q.duration_ms) for q in got.definition.requests] == [(1, 1, 60_000)]
         # 2. a second sidecar (a restart) adopts them from the RM's list instead of submitting again
         first.stop()
-        second = Harvester(settings(live_hadoop, db, prefix), registry=CollectorRegistry())
+        second = Harvester(settings(live_hadoop, db, prefix, plan_queue), registry=CollectorRegistry())
         second.start()
         wait_for(lambda: any("adopted" in r.lifecycle.history[0].reason for r in records(second)), timeout_s=60,
                  what="the reservations adopted by the second sidecar")
-        per_window = Counter(r.definition.name for r in client.list_reservations(queue=PLAN_QUEUE, include_resource_allocations=False)
+        per_window = Counter(r.definition.name for r in client.list_reservations(queue=plan_queue, include_resource_allocations=False)
                              if r.definition.name.startswith(prefix + "|"))
         assert per_window and max(per_window.values()) == 1, f"one reservation per window: {per_window}"
         # 3. the SECOND period of one job: its own one-off reservation, an app inside it gets its AM container
@@ -153,7 +153,7 @@ def test_recurring_jobs_are_reserved_adopted_run_in_their_second_period_and_repr
         except AssertionError as err:
             pytest.skip(f"the RM accepted no second window of {job} (quota?): {err}")
         wait_for(lambda: time.time() * 1000 > nxt.spec.arrival_ms + 2000, timeout_s=2 * PERIOD, what="its window")
-        app_id = submit_sleep_app(client, seconds=150, queue=PLAN_QUEUE, name=f"{job}-20261124T1200", memory_mb=2048,
+        app_id = submit_sleep_app(client, seconds=150, queue=plan_queue, name=f"{job}-20261124T1200", memory_mb=2048,
                                   reservation_id=nxt.reservation_id, tags=("harvester-it", run_id))
         apps.append(app_id)
         attempt, am = wait_for_am_container(client, app_id, timeout_s=45)
@@ -170,7 +170,7 @@ def test_recurring_jobs_are_reserved_adopted_run_in_their_second_period_and_repr
         except AssertionError as err:
             raise AssertionError(f"{err}; DRA: {second.control.morpheus.reservations().dra_skipped}") from None
         assert grant.level == 2 and "DRA §7" in grant.reason
-        (now_listed,) = [r for r in client.list_reservations(queue=PLAN_QUEUE, include_resource_allocations=False)
+        (now_listed,) = [r for r in client.list_reservations(queue=plan_queue, include_resource_allocations=False)
                          if r.reservation_id == nxt.reservation_id]
         assert max(q.num_containers for q in now_listed.definition.requests) == 2, "the RM holds the update"
         doc = json.dumps([r.lifecycle.history[-1].reason for r in records(second)])
@@ -182,15 +182,17 @@ def test_recurring_jobs_are_reserved_adopted_run_in_their_second_period_and_repr
             client.delete_reservation(nxt.reservation_id)
         assert "does not exist in the plan" in str(again.value)
         wait_for(lambda: nxt.reservation_id not in {r.reservation_id for r in client.list_reservations(
-            queue=PLAN_QUEUE, include_resource_allocations=False)}, timeout_s=30, what="the reservation gone")
-        time.sleep(3)  # past the plan follower's next 1 s step, which moves the app out of the removed queue
-        # (REST keeps showing queue "root.default": reservation-lifecycle README)
-        assert client.get_app_state(app_id) in ("ACCEPTED", "RUNNING"), "nothing is killed"
+            queue=plan_queue, include_resource_allocations=False)}, timeout_s=30, what="the reservation gone")
+        # watched past several plan-follower steps (1 s by default; a cluster may configure longer), which
+        # move the app out of the removed queue (REST keeps showing the plan queue: reservation-lifecycle)
+        for _ in range(10):
+            assert client.get_app_state(app_id) in ("ACCEPTED", "RUNNING"), "nothing is killed"
+            time.sleep(1)
     finally:
         for app in (first, second):
             if app is not None:
                 app.stop()
-        cleanup(client, prefix, apps)
-    left = [r for r in client.list_reservations(queue=PLAN_QUEUE, include_resource_allocations=False)
+        cleanup(client, prefix, apps, plan_queue)
+    left = [r for r in client.list_reservations(queue=plan_queue, include_resource_allocations=False)
             if r.definition.name.startswith(prefix + "|")]
     assert left == [], "everything this run created is gone"
