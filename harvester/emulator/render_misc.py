@@ -4,6 +4,9 @@ Reservation list (captures/reservation-list*): Jettison "mapped" JSON — every 
 string, a single reservation / allocation / request collapses to an object, no reservation
 gives `{}`; recurring allocations are offsets within the period; `recurrence-expression` is
 "0" when none was given; `resource-allocations` only with include-resource-allocations=true.
+A recurring allocation that crosses the period end is listed folded into the period, with the
+time between its two parts as a zero-resource range (a live 3.3.6: a 10-minute allocation from
+hh:55 listed [0, 5) and [55, 60) min at 1024 MB and [5, 55) at <0, 0>: `listed_offsets`).
 
 NodeManager (captures/nm1-*, scenario timelines): `/ws/v1/node/containers` lists the NM's
 containers (RUNNING with exitCode -1000, then DONE with the exit code and diagnostics for ~2 s;
@@ -12,10 +15,14 @@ an empty list is `{"containers":{}}`), `/ws/v1/node/info` describes the NM.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from harvester.domain import Resources
 
 from harvester.emulator.render_cluster import HADOOP_BUILD_VERSION, RM_BUILD_VERSION
 from harvester.emulator.render_common import ms, res
+from harvester.emulator.plan_load import Interval
 from harvester.emulator.reservations import Reservation
 from rm_client.wire.reservations import (
     Interpreter,
@@ -42,8 +49,28 @@ def reservation(r: Reservation, with_allocations: bool) -> ReservationInfo:
         requests=tuple(ReservationRequest(res(s.capability), s.num_containers, s.concurrency, s.duration_ms)
                        for s in d.stages))
     allocations = tuple(ResourceAllocation(res(iv.resources), iv.start, iv.end)
-                        for iv in sorted(r.intervals, key=lambda iv: iv.start)) if with_allocations else None
+                        for iv in listed_offsets(r.intervals, d.period)) if with_allocations else None
     return ReservationInfo(r.reservation_id, r.accepted_at_ms, r.user, definition, allocations)
+
+
+def listed_offsets(intervals: Sequence[Interval], period: int) -> list[Interval]:
+    """The intervals as the list shows them, by start. A recurring reservation's offsets that run
+    past the period end are folded into [0, period) and the gap the fold opens between the two
+    parts is listed at zero resources (module docstring); other intervals are listed as held."""
+    ordered = sorted(intervals, key=lambda iv: iv.start)
+    if period <= 0 or not any(iv.end > period for iv in ordered):
+        return ordered
+    folded: list[Interval] = []
+    for iv in ordered:
+        if iv.end > period:
+            folded += [Interval(iv.start, period, iv.resources), Interval(0, iv.end - period, iv.resources)]
+        else:
+            folded.append(iv)
+    folded.sort(key=lambda iv: iv.start)
+    head_end = max(iv.end for iv in folded if iv.start < ordered[0].start)
+    tail_start = ordered[0].start
+    gap = [Interval(head_end, tail_start, Resources(0, 0))] if head_end < tail_start else []
+    return sorted(folded + gap, key=lambda iv: iv.start)
 
 
 def reservation_list(items: list[Reservation], with_allocations: bool) -> dict[str, Any]:
