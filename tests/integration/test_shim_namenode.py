@@ -11,7 +11,10 @@ HTTP long-poll (tests/integration/shim_sidecar.py). Then:
    verify_placement over the served table) and the plug-in counts advised decisions (JMX);
 2. the sidecar is killed (SIGKILL by pid) in the middle of a stream of writes: every write still
    succeeds, the plug-in's JMX bean turns Stale and its fallbacks grow, and every block written
-   during the fallback still has its 3 replicas (BlockPlacementPolicyDefault placed them).
+   during the fallback still has its 3 replicas (BlockPlacementPolicyDefault placed them);
+3. every `hdfs fsck` builds a new policy instance (NamenodeFsck: new BlockPlacementPolicies):
+   after several, the NameNode still runs ONE refresher thread (its /stacks thread dump) and the
+   one JMX bean keeps the counts of the writes made before them.
 Expectations come from Hadoop's sources: NameNode JMX beans (NameNodeStatus, NameNodeInfo
 LiveNodes), fsck's block line format (../shared/fixtures/hdfs-3.3.6), the fixtures' Java 17 flags.
 """
@@ -26,6 +29,7 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
+import requests
 
 from harvester.telemetry.fsck import parse_fsck_blocks
 from hdfs_placement import DataNode, PlacementIndex, TenantStats, build_placement_table, fit_grid, verify_placement
@@ -140,6 +144,28 @@ def test_blocks_follow_the_grid(cluster: dict) -> None:
             f"{b.path} {b.block} on {ids}: {status.violations}"
     bean = jmx_bean(c["http"], BEAN)
     assert bean["AdvisedDecisions"] - before >= len(blocks) and not bean["Stale"]
+
+
+def _refresher_threads(c: dict) -> int:
+    """Refresher threads in the NameNode's thread dump (HttpServer2's /stacks)."""
+    dump = requests.get(f"{c['http']}/stacks", timeout=10).text
+    return sum(1 for line in dump.splitlines()
+               if line.startswith("Thread ") and "(harvester-advice-placement-table " in line)
+
+
+def test_fsck_shares_the_refresher_and_the_bean(cluster: dict) -> None:
+    c = cluster
+    c["d"].run(["hdfs", "dfs", "-mkdir", "-p", "/shim"], c["conf"])
+    assert _put(c, f"fsck-{uuid.uuid4().hex[:8]}", 200_000) == 0
+    before = jmx_bean(c["http"], BEAN)
+    assert before["AdvisedDecisions"] >= 1
+    assert _refresher_threads(c) == 1
+    for _ in range(3):
+        _blocks(c)
+    after = jmx_bean(c["http"], BEAN)
+    assert _refresher_threads(c) == 1, "an fsck started a refresher of its own"
+    assert after["AdvisedDecisions"] >= before["AdvisedDecisions"], "an fsck replaced the bean"
+    assert after["AdviceVersion"] == 41 and not after["Stale"], after
 
 
 def test_killing_the_sidecar_mid_stream_fails_no_write(cluster: dict) -> None:

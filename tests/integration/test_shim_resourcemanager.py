@@ -13,7 +13,8 @@ A distributed-shell app (AM 512 MB/1 vcore + 4 containers of 512 MB/1 vcore, Dom
 Calculator) must land on the advised nodes in the advised order: nm2 fills first (AM + 3), the
 fourth container goes to nm0, nm1 gets none — whereas Hadoop's default multi-node order (least
 allocated first) would spread them over all three. Counted from the RM's REST /nodes
-(`numContainers`), while the containers sleep.
+(`numContainers`), while the containers sleep, and from the plug-in's JMX bean (where each of
+the scheduler's walks of the order stopped).
 """
 
 from __future__ import annotations
@@ -112,6 +113,11 @@ def test_containers_land_on_the_advised_nodes(hadoop_home: Path, tmp_path: Path)
         assert counts == {nm_ids[2]: 4, nm_ids[0]: 1, nm_ids[1]: 0}, counts
         bean = jmx_bean(rm, BEAN)
         assert bean["AdvisedDecisions"] > 0 and not bean["Stale"], bean
+        # Each container is one walk of the plug-in's order that stopped on its node
+        # (RegularContainerAllocator#allocate): AM + 3 on nm2 (first), the fourth on nm0 (second).
+        assert bean["AdvisedNodeTaken"] >= 5 and bean["FirstAdvisedNodeTaken"] >= 4, bean
+        assert bean["NonAdvisedNodeTaken"] == 0, bean
+        assert bean["NodesWalked"] >= bean["AdvisedNodeTaken"] + bean["NoNodeTaken"], bean
         d.kill(client)
     finally:
         if app_id:

@@ -24,7 +24,7 @@ public final class AdviceProbe {
       boolean second = c.fetchOnce();
       PlacementIndex ix = c.fresh();
       System.out.println("ok=" + first + "," + second + " version=" + ix.version + " datanodes=" + ix.n
-          + " notModified=" + c.mxBean(new org.harvester.shim.common.ShimCounters()).getNotModified());
+          + " notModified=" + c.notModified());
     } else {
       AdviceClient<NodeOrderingAdvice> c = new AdviceClient<>("probe", s, NodeOrderingAdvice::parse, a -> a.version,
           System::nanoTime);
@@ -32,7 +32,7 @@ public final class AdviceProbe {
       boolean second = c.fetchOnce();
       NodeOrderingAdvice a = c.fresh();
       System.out.println("ok=" + first + "," + second + " version=" + a.version + " long=" + a.ordering("long")
-          + " notModified=" + c.mxBean(new org.harvester.shim.common.ShimCounters()).getNotModified());
+          + " notModified=" + c.notModified());
     }
   }
 }

@@ -1,7 +1,6 @@
 package org.harvester.shim.common;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,10 +10,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
-import javax.management.JMException;
-import javax.management.MBeanServer;
-import javax.management.ObjectName;
-import javax.management.StandardMBean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +22,8 @@ import org.slf4j.LoggerFactory;
  * than the bound: callers then fall back to Hadoop's default behaviour.
  *
  * <p>Uses only the JDK's {@code java.net.http} client: the plug-ins bring no jars of their own.
+ * Plug-ins take theirs from {@link SharedAdvice}: one client (one thread, one connection) per
+ * JVM, kind and URL, however many policy instances Hadoop builds.
  */
 public final class AdviceClient<T> implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AdviceClient.class);
@@ -82,7 +79,7 @@ public final class AdviceClient<T> implements AutoCloseable {
       return this;
     }
     running = true;
-    thread = new Thread(this::run, "harvester-advice-" + name);
+    thread = new Thread(this::run, threadName());
     thread.setDaemon(true);
     thread.start();
     return this;
@@ -211,89 +208,42 @@ public final class AdviceClient<T> implements AutoCloseable {
     }
   }
 
-  /** The JMX view of this client plus a plug-in's decision counters. */
-  public HarvesterShimMXBean mxBean(ShimCounters counters) {
-    AdviceClient<T> c = this;
-    return new HarvesterShimMXBean() {
-      @Override
-      public String getAdviceUrl() {
-        return settings.url == null ? "" : settings.url.toString();
-      }
-
-      @Override
-      public long getAdviceVersion() {
-        Snapshot<T> s = c.snapshot;
-        return s == null ? -1 : s.version;
-      }
-
-      @Override
-      public long getAdviceAgeMs() {
-        return c.ageMs();
-      }
-
-      @Override
-      public boolean isStale() {
-        return c.fresh() == null;
-      }
-
-      @Override
-      public long getRequests() {
-        return requests.get();
-      }
-
-      @Override
-      public long getUpdates() {
-        return updates.get();
-      }
-
-      @Override
-      public long getNotModified() {
-        return notModified.get();
-      }
-
-      @Override
-      public long getFailures() {
-        return failures.get();
-      }
-
-      @Override
-      public long getRejectedDocuments() {
-        return rejected.get();
-      }
-
-      @Override
-      public String getLastError() {
-        return lastError;
-      }
-
-      @Override
-      public long getAdvisedDecisions() {
-        return counters.advisedCount();
-      }
-
-      @Override
-      public long getFallbacks() {
-        return counters.fallbackCount();
-      }
-
-      @Override
-      public String getFallbackReasons() {
-        return counters.fallbackReasons();
-      }
-    };
+  /** The name of the refresher thread (also its jstack name): kind and URL. */
+  public String threadName() {
+    return "harvester-advice-" + name + " " + settings.url;
   }
 
-  /** Register (or replace) an MXBean on the platform server, which Hadoop's /jmx serves. */
-  public static void registerMBean(String objectName, HarvesterShimMXBean bean) {
-    try {
-      MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-      ObjectName on = new ObjectName(objectName);
-      if (server.isRegistered(on)) {
-        server.unregisterMBean(on);
-      }
-      server.registerMBean(new StandardMBean(bean, HarvesterShimMXBean.class, true), on);
-    } catch (JMException e) {
-      LOG.warn("could not register {}: {}", objectName, e.toString());
-    }
+  public long version() {
+    Snapshot<T> s = snapshot;
+    return s == null ? -1 : s.version;
+  }
+
+  public long requests() {
+    return requests.get();
+  }
+
+  public long updates() {
+    return updates.get();
+  }
+
+  public long notModified() {
+    return notModified.get();
+  }
+
+  public long failures() {
+    return failures.get();
+  }
+
+  public long rejected() {
+    return rejected.get();
+  }
+
+  public String lastError() {
+    return lastError;
+  }
+
+  /** The JMX view of this client plus a plug-in's decision counters (not registered). */
+  public HarvesterShimMXBean mxBean(ShimCounters counters) {
+    return new ShimBean(this, counters);
   }
 }

@@ -1,6 +1,7 @@
 package org.harvester.shim.common;
 
 import java.net.URI;
+import java.util.Objects;
 import java.util.function.Function;
 
 /**
@@ -33,6 +34,23 @@ public final class AdviceSettings {
     this.readTimeoutMs = readTimeoutMs;
     this.backoffMinMs = backoffMinMs;
     this.backoffMaxMs = Math.max(backoffMinMs, backoffMaxMs);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof AdviceSettings)) {
+      return false;
+    }
+    AdviceSettings s = (AdviceSettings) o;
+    return enabled == s.enabled && Objects.equals(url, s.url) && staleAfterMs == s.staleAfterMs
+        && longPollSeconds == s.longPollSeconds && connectTimeoutMs == s.connectTimeoutMs
+        && readTimeoutMs == s.readTimeoutMs && backoffMinMs == s.backoffMinMs && backoffMaxMs == s.backoffMaxMs;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(enabled, url, staleAfterMs, longPollSeconds, connectTimeoutMs, readTimeoutMs, backoffMinMs,
+        backoffMaxMs);
   }
 
   /** Parse the keys under {@code prefix} from a lookup (Hadoop's {@code Configuration::get}). */

@@ -177,7 +177,8 @@ class AdviceClientTest {
     counters.fallback("stale");
     counters.fallback("stale");
     counters.fallback("flags");
-    AdviceClient.registerMBean("Hadoop:service=Test,name=HarvesterShimTest", c.mxBean(counters));
+    SharedAdvice.bean("Hadoop:service=Test,name=HarvesterShimTest", c, x -> new ShimBean(x, counters),
+        HarvesterShimMXBean.class);
     ObjectName on = new ObjectName("Hadoop:service=Test,name=HarvesterShimTest");
     assertEquals("flags=1,stale=2", ManagementFactory.getPlatformMBeanServer().getAttribute(on, "FallbackReasons"));
     assertEquals(true, ManagementFactory.getPlatformMBeanServer().getAttribute(on, "Stale"));

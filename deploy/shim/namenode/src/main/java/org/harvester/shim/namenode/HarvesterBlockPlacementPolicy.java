@@ -25,8 +25,11 @@ import org.apache.hadoop.net.Node;
 import org.harvester.shim.common.AdviceClient;
 import org.harvester.shim.common.AdviceSettings;
 import org.harvester.shim.common.Algorithm2;
+import org.harvester.shim.common.HarvesterShimMXBean;
 import org.harvester.shim.common.PlacementIndex;
 import org.harvester.shim.common.ReplicaRules;
+import org.harvester.shim.common.SharedAdvice;
+import org.harvester.shim.common.ShimBean;
 import org.harvester.shim.common.ShimCounters;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,9 +57,10 @@ public class HarvesterBlockPlacementPolicy extends BlockPlacementPolicyDefault i
   private static final int ROUNDS = 3; // Algorithm 2 reruns after the NameNode rejects a table pick
 
   private Configuration conf;
-  private AdviceClient<PlacementIndex> client;
-  private final ShimCounters counters = new ShimCounters();
+  private volatile AdviceClient<PlacementIndex> client;
+  private volatile ShimCounters counters = new ShimCounters(); // the shared bean's once configured
   private final DatanodeResolver resolver = new DatanodeResolver();
+  private volatile String lastFailure = "";
   private boolean verifyGrid = true;
   private boolean deleteGrid = true;
   private boolean avoidStaleForWrite;
@@ -76,24 +80,20 @@ public class HarvesterBlockPlacementPolicy extends BlockPlacementPolicyDefault i
     return conf;
   }
 
-  /** Read the keys (docs/shim.md) and start the table refresher; replaces an earlier client. */
+  /**
+   * Read the keys (docs/shim.md) and take the JVM's table refresher and JMX bean
+   * ({@link SharedAdvice}): Hadoop builds an instance per {@code hdfs fsck} besides the
+   * BlockManager's, and never closes one, so instances share one thread and one bean.
+   */
   synchronized void configure(Function<String, String> lookup) {
     AdviceSettings settings = AdviceSettings.from(lookup, PREFIX);
     verifyGrid = AdviceSettings.bool(lookup, VERIFY_GRID, true);
     deleteGrid = AdviceSettings.bool(lookup, DELETE_GRID, true);
     avoidStaleForWrite = AdviceSettings.bool(lookup, "dfs.namenode.avoid.write.stale.datanode", false);
     staleIntervalMs = AdviceSettings.positive(lookup, "dfs.namenode.stale.datanode.interval", 30_000L);
-    if (client != null) {
-      client.close();
-    }
-    client = new AdviceClient<>("placement-table", settings, PlacementIndex::parse, ix -> ix.version,
-        System::nanoTime);
-    AdviceClient.registerMBean(MBEAN, client.mxBean(counters));
-    if (!settings.enabled) {
-      LOG.warn("{}advice.url is not set (or {}enabled is false): every decision is BlockPlacementPolicyDefault's",
-          PREFIX, PREFIX);
-    }
-    client.start();
+    client = SharedAdvice.client("placement-table", settings, PlacementIndex::parse, ix -> ix.version);
+    counters = SharedAdvice.bean(MBEAN, client, c -> new ShimBean(c, new ShimCounters()), HarvesterShimMXBean.class)
+        .counters();
   }
 
   ShimCounters counters() {
@@ -281,16 +281,25 @@ public class HarvesterBlockPlacementPolicy extends BlockPlacementPolicyDefault i
     for (DatanodeInfo d : locs) {
       names.add(d.getName());
     }
-    ReplicaRules.Status grid = ReplicaRules.verify(ix, names, numberOfReplicas);
-    return grid.satisfied ? base : new GridPlacementStatus(base, grid.violations);
+    try {
+      ReplicaRules.Status grid = ReplicaRules.verify(ix, names, numberOfReplicas);
+      return grid.satisfied ? base : new GridPlacementStatus(base, grid.violations);
+    } catch (RuntimeException e) { // never fail fsck or the block manager because of the plug-in
+      return pluginFailed("verifyBlockPlacement", e, base);
+    }
   }
 
   @Override
   public List<DatanodeStorageInfo> chooseReplicasToDelete(Collection<DatanodeStorageInfo> availableReplicas,
       Collection<DatanodeStorageInfo> delCandidates, int expectedNumOfReplicas, List<StorageType> excessTypes,
       DatanodeDescriptor addedNode, DatanodeDescriptor delNodeHint) {
-    List<DatanodeStorageInfo> grid = deleteGrid ? gridDeletes(availableReplicas, delCandidates,
-        expectedNumOfReplicas, excessTypes, delNodeHint) : null;
+    List<DatanodeStorageInfo> grid = null;
+    try {
+      grid = deleteGrid ? gridDeletes(availableReplicas, delCandidates, expectedNumOfReplicas, excessTypes,
+          delNodeHint) : null;
+    } catch (RuntimeException e) {
+      pluginFailed("chooseReplicasToDelete", e, null);
+    }
     return grid != null ? grid : super.chooseReplicasToDelete(availableReplicas, delCandidates,
         expectedNumOfReplicas, excessTypes, addedNode, delNodeHint);
   }
@@ -367,6 +376,21 @@ public class HarvesterBlockPlacementPolicy extends BlockPlacementPolicyDefault i
     for (DatanodeInfo d : candidates) {
       names.add(d.getName());
     }
-    return ReplicaRules.isMovable(ix, names, source.getName(), target.getName());
+    try {
+      return ReplicaRules.isMovable(ix, names, source.getName(), target.getName());
+    } catch (RuntimeException e) {
+      return pluginFailed("isMovable", e, true);
+    }
+  }
+
+  /** Count a failure of the plug-in's own logic (logged once per distinct error); the caller answers as the default. */
+  private <T> T pluginFailed(String method, RuntimeException e, T answer) {
+    counters.fallback("error");
+    String why = method + ": " + e;
+    if (!why.equals(lastFailure)) { // fsck verifies every block: one line per kind of failure, not per block
+      lastFailure = why;
+      LOG.warn("Harvester {} failed, answering as the default policy: {}", method, e.toString());
+    }
+    return answer;
   }
 }

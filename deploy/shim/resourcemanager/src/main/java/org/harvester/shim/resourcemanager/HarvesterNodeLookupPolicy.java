@@ -1,26 +1,21 @@
 package org.harvester.shim.resourcemanager;
 
 import java.util.Collection;
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.placement.MultiNodeLookupPolicy;
 import org.harvester.shim.common.AdviceClient;
 import org.harvester.shim.common.AdviceSettings;
-import org.harvester.shim.common.NodeOrderer;
+import org.harvester.shim.common.HarvesterNodeOrderingMXBean;
+import org.harvester.shim.common.NodeLookup;
 import org.harvester.shim.common.NodeOrderingAdvice;
+import org.harvester.shim.common.NodeOrderingBean;
+import org.harvester.shim.common.SharedAdvice;
 import org.harvester.shim.common.ShimCounters;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * YARN-H inside the CapacityScheduler: a {@code MultiNodeLookupPolicy} that orders a
@@ -40,16 +35,20 @@ import org.slf4j.LoggerFactory;
  * there, and {@link #getPreferredNodeIterator} (on the allocation path) only iterates it —
  * no remote call, no sort, no lock. Missing or stale advice: Hadoop's
  * ResourceUsageMultiNodeLookupPolicy order (least allocated first, then node id).
+ *
+ * <p>The logic is {@link NodeLookup}'s; this class adapts it to Hadoop's types. Every instance
+ * of one job type (an RM that becomes active again builds new sorters) shares the advice
+ * client and the JMX bean {@code Hadoop:service=ResourceManager,name=HarvesterNodeOrdering-<type>}
+ * ({@link SharedAdvice}), whose lookup counters show where the scheduler's walks stopped.
  */
 public abstract class HarvesterNodeLookupPolicy<N extends SchedulerNode> implements MultiNodeLookupPolicy<N> {
   public static final String PREFIX = "harvester.shim.resourcemanager.";
-  private static final Logger LOG = LoggerFactory.getLogger(HarvesterNodeLookupPolicy.class);
-  private static final Map<String, AdviceClient<NodeOrderingAdvice>> CLIENTS = new HashMap<>();
+  public static final String MBEAN_PREFIX = "Hadoop:service=ResourceManager,name=HarvesterNodeOrdering-";
 
   private final String jobType;
   private final AdviceClient<NodeOrderingAdvice> client;
-  private final ShimCounters counters = new ShimCounters();
-  private final Map<String, Set<N>> nodesPerPartition = new ConcurrentHashMap<>();
+  private final NodeOrderingBean bean;
+  private final NodeLookup<N> lookup;
 
   protected HarvesterNodeLookupPolicy(String jobType) {
     this(jobType, yarnSite()::get);
@@ -57,12 +56,12 @@ public abstract class HarvesterNodeLookupPolicy<N extends SchedulerNode> impleme
 
   HarvesterNodeLookupPolicy(String jobType, Function<String, String> conf) {
     this.jobType = jobType;
-    this.client = sharedClient(AdviceSettings.from(conf, PREFIX));
-    AdviceClient.registerMBean("Hadoop:service=ResourceManager,name=HarvesterNodeOrdering-" + jobType,
-        client.mxBean(counters));
-    if (!client.settings().enabled) {
-      LOG.warn("{}advice.url is not set: node order for {} jobs is Hadoop's resource-usage order", PREFIX, jobType);
-    }
+    this.client = SharedAdvice.client("node-ordering", AdviceSettings.from(conf, PREFIX), NodeOrderingAdvice::parse,
+        a -> a.version);
+    this.bean = SharedAdvice.bean(MBEAN_PREFIX + jobType, client, NodeOrderingBean::new,
+        HarvesterNodeOrderingMXBean.class);
+    this.lookup = new NodeLookup<>(jobType, client, bean.counters(), bean.lookups(), n -> n.getNodeID().toString(),
+        resourceUsageOrder());
   }
 
   private static Configuration yarnSite() {
@@ -71,39 +70,20 @@ public abstract class HarvesterNodeLookupPolicy<N extends SchedulerNode> impleme
     return conf;
   }
 
-  /** One refresher per sidecar URL, shared by the three policies of this ResourceManager. */
-  private static synchronized AdviceClient<NodeOrderingAdvice> sharedClient(AdviceSettings s) {
-    String key = s.enabled ? s.url.toString() : "";
-    return CLIENTS.computeIfAbsent(key, k -> new AdviceClient<>("node-ordering", s, NodeOrderingAdvice::parse,
-        a -> a.version, System::nanoTime).start());
-  }
-
   public String jobType() {
     return jobType;
   }
 
   ShimCounters counters() {
-    return counters;
+    return bean.counters();
   }
 
   AdviceClient<NodeOrderingAdvice> client() {
     return client;
   }
 
-  /** The order: advised nodes first (advice order), the rest in Hadoop's resource-usage order. */
-  List<N> order(Collection<N> nodes) {
-    NodeOrderingAdvice advice = client.fresh();
-    Map<String, Integer> ranks = advice == null ? Collections.emptyMap() : advice.ranks(jobType);
-    if (ranks.isEmpty()) {
-      counters.fallback(advice == null ? (client.current() == null ? "no_advice" : "stale") : "empty_ordering");
-    } else {
-      counters.advised();
-    }
-    return NodeOrderer.order(nodes, ranks, n -> n.getNodeID().toString(), resourceUsageOrder());
-  }
-
   /** ResourceUsageMultiNodeLookupPolicy's comparator: allocated resource, then node id. */
-  protected Comparator<N> resourceUsageOrder() {
+  private static <N extends SchedulerNode> Comparator<N> resourceUsageOrder() {
     return (a, b) -> {
       int c = a.getAllocatedResource().compareTo(b.getAllocatedResource());
       return c != 0 ? c : a.getNodeID().compareTo(b.getNodeID());
@@ -112,17 +92,16 @@ public abstract class HarvesterNodeLookupPolicy<N extends SchedulerNode> impleme
 
   @Override
   public Iterator<N> getPreferredNodeIterator(Collection<N> nodes, String partition) {
-    Set<N> sorted = nodesPerPartition.get(partition);
-    return (sorted != null ? sorted : new LinkedHashSet<>(order(nodes))).iterator();
+    return lookup.iterator(nodes, partition);
   }
 
   @Override
   public void addAndRefreshNodesSet(Collection<N> nodes, String partition) {
-    nodesPerPartition.put(partition, Collections.unmodifiableSet(new LinkedHashSet<>(order(nodes))));
+    lookup.refresh(nodes, partition);
   }
 
   @Override
   public Set<N> getNodesPerPartition(String partition) {
-    return nodesPerPartition.getOrDefault(partition, Collections.emptySet());
+    return lookup.nodes(partition);
   }
 }
