@@ -166,16 +166,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def add_evaluate_arguments(ap: argparse.ArgumentParser) -> None:
     """Arguments of `harvester hdfs evaluate` (kept here so that registering the CLI does not
     import the simulator)."""
-    from harvester.arglists import add_number_list
+    from harvester.arglists import add_number_list, add_processes
+    from harvester.eval_paths import add_traces_and_out
 
-    ap.add_argument("--traces", type=Path, required=True, help="folder of the staged traces (../shared/traces)")
-    ap.add_argument("--out", type=Path, default=Path("docs/evaluation"), help="report folder (default docs/evaluation)")
+    add_traces_and_out(ap, "hdfs", "bitbrains-rnd-7d/ and alibaba-2018-machines/")
     add_number_list(ap, "--levels", float, default=[0.25, 0.5, 0.75], help="mean primary CPU levels (default 0.25 0.5 0.75)")
     add_number_list(ap, "--seeds", int, default=[0, 1, 2], help="seeds (default 0 1 2)")
     ap.add_argument("--servers", type=int, default=None, help="servers per cluster (default 2000)")
     ap.add_argument("--blocks-per-server", type=int, default=None, help="blocks written per server (default 100)")
     ap.add_argument("--no-sensitivity", action="store_true", help="only the main level x seed grid")
-    ap.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
+    add_processes(ap, None)
     ap.add_argument("--trace-limit", type=int, default=None, help="rows read per trace file (quick runs)")
     ap.add_argument("--from-results", type=Path, default=None,
                     help="re-write the page and figures from a previous run's hdfs_grid_results.json (no simulation)")
