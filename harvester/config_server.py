@@ -42,7 +42,7 @@ class AdminHttpSettings(Section):
 class AuthSettings(Section):
     """Bearer token for admin writes; which reads are open (docs/security.md)."""
 
-    token_file: FilePath | None = Field(None, description="File holding the admin bearer token (one line; HARVESTER_ADMIN_TOKEN overrides it). Without a token, admin writes are refused.")
+    token_file: FilePath | None = Field(None, description="File holding the admin bearer token (one line, mode 0600 or 0640 owned by root; HARVESTER_ADMIN_TOKEN overrides it). Without a token, admin writes are refused (cluster.source: embedded makes a local one).")
     public_reads: list[str] = Field(default_factory=lambda: ["*"], description="GET paths served without the token: \"*\" = all, \"/v1/hdfs/*\" = a prefix, else exact paths.")
 
     _file = field_validator("token_file")(_readable)
