@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from harvester import __version__
 
@@ -22,8 +22,9 @@ EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
 
 def _fail(code: int, message: str) -> int:
-    print(f"harvester: {message}", file=sys.stderr)
-    return code
+    from harvester.cli_common import fail
+
+    return fail(code, message)
 
 
 def cmd_version(args: argparse.Namespace) -> int:

@@ -39,7 +39,11 @@ def refusal_line(method: str, url: str, status: int, body: str) -> str:
 
 
 def fail(code: int, message: str) -> int:
-    print(f"harvester: {message}", file=sys.stderr)
+    """Print the one-line failure (URL userinfo masked: a URL given with a password, e.g. to
+    --admin, is echoed by the messages of requests) and return `code`."""
+    from rm_client.redact import redact_text
+
+    print(f"harvester: {redact_text(message)}", file=sys.stderr)
     return code
 
 

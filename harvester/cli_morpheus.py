@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
 from harvester.arglists import add_number_list, add_processes

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator

@@ -10,12 +10,8 @@ from typing import Any
 
 import grpc
 import pytest
-from nn_fakes import DN, FakeNameNode, info_doc
-from prometheus_client import CollectorRegistry
+from grpc_sidecar import advised_channel
 
-from harvester.app import Harvester
-from harvester.clock import SimClock
-from harvester.config import parse_settings
 from harvester.echo import MAX_MESSAGE
 from harvester.v1 import common_pb2 as c
 from harvester.v1 import constrained_placement_pb2 as p
@@ -27,29 +23,15 @@ from harvester.v1 import slo_pb2_grpc as sg
 from harvester.v1 import yarn_advisor_pb2 as y
 from harvester.v1 import yarn_advisor_pb2_grpc as yg
 
-T0 = 1_795_430_000.0
 BIG, HUGE = 2**63 - 1, "x" * 20_000
 INVALID, NOT_FOUND, PRECONDITION = grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION
 
 
 @pytest.fixture(scope="module")
 def stubs() -> Iterator[dict[str, Any]]:
-    nn = FakeNameNode(info_doc([DN(f"web-{i}", f"10.0.0.{i}") for i in range(3)]))
-    settings = parse_settings({"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0"},
-                               "embedded": {"listen": "127.0.0.1:0"}, "store": {"backend": "memory"},
-                               "hdfs": {"enabled": True, "namenode_urls": [nn.url]}}, environ={})
-    app = Harvester(settings, clock=SimClock(T0), registry=CollectorRegistry())
-    app.start(run_loops=False)
-    for name in ("refit", "telemetry", "guard", "node-ordering", "hdfs-poll", "hdfs-refit"):
-        app.loop(name).run_once()
-    ch = grpc.insecure_channel(app.grpc.address)
-    try:
+    with advised_channel() as ch:
         yield {"p": pg.ConstrainedPlacementStub(ch), "y": yg.YarnAdvisorStub(ch), "h": hg.HdfsPlacementStub(ch),
                "s": sg.SloAdvisorStub(ch)}
-    finally:
-        ch.close()
-        app.stop()
-        nn.close()
 
 
 def _task(**kw: Any) -> Any:
