@@ -223,3 +223,10 @@ def test_a_malformed_rm_url_is_one_line_exit_2_without_its_password(capsys: pyte
     code, _, err = _run(capsys, "rm", "nodes", "--rm-url", url)
     assert code == 2 and err.count("\n") == 1 and "--rm-url" in err, err
     assert "s3cret" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["tenants", "--admin"], ["slo", "list", "--admin"], ["explain", "node", "n", "--admin"],
+                                  ["hdfs", "table", "--url"]])
+def test_a_password_in_the_admin_url_is_not_echoed(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    code, _, err = _run(capsys, *argv, "http://u:s3cret@[::1:9464")
+    assert code == 1 and err.count("\n") == 1 and "s3cret" not in err and "***@" in err, err
