@@ -86,12 +86,12 @@ def bench_decision(table, calls: int) -> dict[str, float]:
 
 
 def bench_evaluation(traces: Path, workers: int) -> dict[str, float]:
-    setup = Setup(jobs=6, seeds=5, max_tasks=2000)
+    setup = Setup(jobs=6, seeds=tuple(range(5)), max_tasks=2000)
     specs = select_jobs(load_jobs("alibaba-2018-dags", traces / TRACE), setup)
     t0 = time.perf_counter()
     res = run_evaluation(specs, setup, workers=workers)
     s = res["summary"]
-    out = {"evaluation_seconds": time.perf_counter() - t0, "evaluation_jobs": len(specs), "evaluation_seeds": setup.seeds,
+    out = {"evaluation_seconds": time.perf_counter() - t0, "evaluation_jobs": len(specs), "evaluation_seeds": len(setup.seeds),
            "deadlines_met_fraction": s["injected"]["jockey"]["met_fraction"],
            "deadlines_met_feasible_fraction": s["injected"]["jockey"]["feasible_met"] / max(1, s["injected"]["jockey"]["feasible_runs"]),
            "reserved_vs_static_ratio": s["injected"]["jockey"]["reserved_vs_static_oracle"]}

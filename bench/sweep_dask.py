@@ -6,7 +6,7 @@ Sweep: deploy/scenarios/small-stock-yarn.yaml (200 servers, 6 simulated hours + 
 jobs) x policies stock-yarn, primary-aware x `--seeds` seeds. It runs through the code path of
 `harvester sweep` (harvester/sim/sweep.py: `make_executor` + `run_sweep`) three ways:
   serial        the local pool with 1 process (the baseline of the speed-ups)
-  local_pool_2  the local pool with 2 processes (`--workers 2`; its processes start per sweep)
+  local_pool_2  the local pool with 2 processes (`--processes 2`; its processes start per sweep)
   dask_2        a `dask.distributed.LocalCluster` of 2 worker processes, 1 thread each
                 (`--dask ADDRESS`); the cluster is started once, before the timed runs, as an
                 existing cluster would be, and its start time is reported on its own.

@@ -36,7 +36,7 @@ from harvester import __version__
 from harvester.actuators.port import Actuator
 from harvester.actuators.reservations import RMReservationActuator
 from harvester.actuators.rm import RMActuator
-from harvester.admin_token import read_admin_token
+from harvester.admin_token import serving_token
 from harvester.advice.admin_http import Request, Response
 from harvester.advice.constrained_placement import placement_services
 from harvester.advice.explain import ExplainSources, LiveView, explain_routes
@@ -229,7 +229,8 @@ class Harvester:
             self.embedded, demo_load = start_embedded_cluster(settings, self.clock)
         m = self.morpheus_settings = morpheus_settings(settings, embedded=self.embedded is not None)
         self.metrics = Metrics(registry)
-        token = read_admin_token(settings.server.auth.token_file)  # before anything starts: a bad one stops here
+        # before anything starts: a bad one stops here; the embedded default makes a local one
+        token = serving_token(settings.server.auth.token_file, embedded=settings.cluster.source == "embedded")
         self.store = store if store is not None else open_store(settings)
         self.source = source or build_source(settings, self.embedded)
         j = self.jockey_settings = jockey_settings(settings, embedded=self.embedded is not None)

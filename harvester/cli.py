@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from harvester import __version__
 
@@ -22,8 +22,9 @@ EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
 
 def _fail(code: int, message: str) -> int:
-    print(f"harvester: {message}", file=sys.stderr)
-    return code
+    from harvester.cli_common import fail
+
+    return fail(code, message)
 
 
 def cmd_version(args: argparse.Namespace) -> int:
@@ -32,30 +33,42 @@ def cmd_version(args: argparse.Namespace) -> int:
 
 
 def cmd_config_check(args: argparse.Namespace) -> int:
-    from harvester.config import ConfigError, load_settings, schema_paths
+    from harvester.config import ConfigError, empty_file_note, load_settings, schema_paths
     from harvester.preflight import PreflightError, preflight
 
     try:
         settings = load_settings(args.file)
-        preflight(settings, bind=True)  # every check `serve` makes, so that ok means it starts
+        # every check `serve` makes of the file; whether its ports are free right now depends on
+        # what else runs (a sidecar started from this very file holds them): only with --ports
+        preflight(settings, ports=args.ports)
     except (ConfigError, PreflightError) as exc:
         return _fail(EXIT_CONFIG, f"config error: {exc}")
-    print(f"ok: {args.file} is valid ({len(schema_paths())} settings; cluster.source={settings.cluster.source})")
+    note = empty_file_note(args.file, settings)
+    print(f"ok: {args.file} is valid ({len(schema_paths())} settings; cluster.source={settings.cluster.source})"
+          + (f"; {note}" if note else ""))
     return EXIT_OK
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from harvester.app import Harvester
-    from harvester.config import ConfigError, load_settings
+    from harvester.config import ConfigError, empty_file_note, load_settings
     from harvester.history.store import StoreError
     from harvester.observability.logs import configure_logging
     from harvester.preflight import PreflightError, listen_problem, preflight
 
+    from harvester.admin_token import TokenError, serving_token
+
     try:
         settings = load_settings(args.config)
-        token = preflight(settings)
-    except (ConfigError, PreflightError) as exc:
+        preflight(settings)
+        token = serving_token(settings.server.auth.token_file, embedded=settings.cluster.source == "embedded")
+    except (ConfigError, PreflightError, TokenError) as exc:
         return _fail(EXIT_CONFIG, f"config error: {exc}")
+    except OSError as exc:  # the local token could not be written (the state folder)
+        return _fail(EXIT_FAILURE, f"cannot start: cannot write the local admin token: {exc}")
+    note = empty_file_note(args.config, settings)
+    if note:
+        print(f"harvester: note: {note}", file=sys.stderr)
     keytab = settings.kerberos.keytab
     configure_logging(settings.logging.level, settings.logging.format,
                       secrets=[s for s in (token, str(keytab) if keytab else None) if s])
@@ -71,7 +84,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return _fail(EXIT_FAILURE, f"cannot start: {exc}")
     app.start()
     print(
-        f"harvester {__version__} serving: gRPC {app.grpc.address}, admin http://{app.admin.address} "
+        f"harvester {__version__} serving: gRPC {app.grpc.address}{' (TLS)' if app.grpc.tls else ''}, admin {app.admin.url} "
         f"(/healthz /readyz /metrics /status); cluster source: {app.source.name}. Ctrl-C stops.",
         file=sys.stderr,
         flush=True,
@@ -106,8 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("config", help="configuration tools")
     csub = p.add_subparsers(dest="config_command", required=True, metavar="ACTION")
-    c = csub.add_parser("check", help="validate a settings file (exit 2 with one line if it is bad)")
+    c = csub.add_parser("check", help="validate a settings file (exit 2 with one line if it is bad); binds nothing "
+                                      "unless --ports")
     c.add_argument("file", type=Path)
+    c.add_argument("--ports", action="store_true", help="also check that every listen address can be bound now "
+                                                        "(serve checks it when it starts)")
     c.set_defaults(func=cmd_config_check)
 
     for module in COMMAND_MODULES:

@@ -17,8 +17,33 @@ class SidecarError(Exception):
     """The running sidecar could not be asked (one line: what, where, why, what to check)."""
 
 
+class AdminRefused(SidecarError):
+    """The sidecar answered 401/403: it was reached, and refused who asked (one line naming
+    the token settings)."""
+
+
+def refusal_line(method: str, url: str, status: int, body: str) -> str:
+    """A 401 / 403 of the admin face told as what it is: authentication or authorization
+    refused, and where the token comes from (docs/security.md)."""
+    from harvester.admin_token import TOKEN_SETTINGS
+    from harvester.observability.failures import answer_line
+
+    if status == 401:
+        why = (f"authentication refused (no or wrong bearer token); give the token `harvester serve` uses: "
+               f"{TOKEN_SETTINGS}")
+    else:
+        why = ("authorization refused: the sidecar has no admin token configured, so it refuses this call from "
+               "everyone; set server.auth.token_file (or $HARVESTER_ADMIN_TOKEN) for `harvester serve`, restart it, and "
+               f"give the CLI the same token ({TOKEN_SETTINGS})")
+    return f"{method} {url}: {answer_line(status, body)}: {why}"
+
+
 def fail(code: int, message: str) -> int:
-    print(f"harvester: {message}", file=sys.stderr)
+    """Print the one-line failure (URL userinfo masked: a URL given with a password, e.g. to
+    --admin, is echoed by the messages of requests) and return `code`."""
+    from rm_client.redact import redact_text
+
+    print(f"harvester: {redact_text(message)}", file=sys.stderr)
     return code
 
 
@@ -33,22 +58,32 @@ def admin_base(given: str | None, listen: str | None) -> str:
     return f"http://{host}:{port}"
 
 
+def cli_token(given: Any, settings: Any) -> str | None:
+    """The bearer token this command sends (`given`: its --token-file): admin_token.client_token
+    for these settings; `TokenError` when the configured one is unusable."""
+    from harvester.admin_token import client_token
+
+    return client_token(given, settings.server.auth.token_file, embedded=settings.cluster.source == "embedded")
+
+
 def sidecar_json(base: str, path: str, *, method: str = "GET", timeout_s: float = 10.0,
-                 ok: tuple[int, ...] = (200,), token: str | None = None) -> tuple[int, Any]:
+                 ok: tuple[int, ...] = (200,), token: str | None = None, body: Any = None) -> tuple[int, Any]:
     """(status, document) of one admin call, with `Authorization: Bearer <token>` when given
-    (admin writes; reads closed by server.auth.public_reads); `SidecarError` when it cannot be
-    made or the answer is not one of `ok` (and not 404, which callers read as "no such route
-    or subject")."""
+    (admin writes; reads closed by server.auth.public_reads) and `body` as JSON; `AdminRefused`
+    on 401/403, `SidecarError` when it cannot be made or the answer is another status than `ok`
+    and 404 (which callers read as "no such route or subject")."""
     import requests
 
     from harvester.observability.failures import answer_line, one_line
 
     url = base + path
     try:
-        resp = requests.request(method, url, timeout=timeout_s,
+        resp = requests.request(method, url, timeout=timeout_s, json=body,
                                 headers={"Authorization": f"Bearer {token}"} if token else None)
     except requests.RequestException as exc:
         raise SidecarError(one_line(f"{method} {path}", base, exc, CHECK_SIDECAR)) from None
+    if resp.status_code in (401, 403):
+        raise AdminRefused(refusal_line(method, url, resp.status_code, resp.text))
     if resp.status_code not in ok and resp.status_code != 404:
         raise SidecarError(f"{method} {url}: {answer_line(resp.status_code, resp.text)}")
     try:

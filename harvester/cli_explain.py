@@ -8,7 +8,9 @@ capability registered (the running sidecar lists them at GET /v1/explain).
 
 Where the answer comes from:
 - the running sidecar (GET /v1/explain/<kind>?id=ID): by default at the settings' admin
-  address, or `--admin URL`. It knows the guard's current view as well as the decision log;
+  address, or `--admin URL`, with the admin token when there is one (reads may be closed:
+  `server.auth.public_reads`; a 401/403 is told as such, never a silent fallback). It knows the
+  guard's current view as well as the decision log;
 - the history store of the settings (`--store`, or by itself when no sidecar answers at the
   default address): the decision log, the class model, the job runs. Nothing live.
 Exit 0 answered, 1 nothing known about it / no source reachable, 2 bad settings or kind.
@@ -19,10 +21,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from harvester.cli_common import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, SidecarError, admin_base, fail, sidecar_json
+from harvester.cli_common import (EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, AdminRefused, SidecarError, admin_base, cli_token,
+                                  fail, sidecar_json)
 
 
 def _when(t: float | None) -> str:
@@ -80,19 +84,24 @@ def _from_store(args: argparse.Namespace, settings: Any) -> tuple[int, dict[str,
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from harvester.admin_token import TokenError
     from harvester.config import ConfigError, load_settings
     from harvester.history.store import StoreError
 
     try:
         settings = load_settings(args.config)
-    except ConfigError as exc:
+        token = None if args.store else cli_token(args.token_file, settings)  # reads may be closed (public_reads)
+    except (ConfigError, TokenError) as exc:
         return fail(EXIT_CONFIG, f"config error: {exc}")
     base = admin_base(args.admin, settings.server.admin_listen)
     status, doc, where = 0, {}, ""
     if not args.store:
         try:
-            status, doc = sidecar_json(base, f"/v1/explain/{quote(args.kind)}?id={quote(args.id)}&limit={args.limit}")
+            status, doc = sidecar_json(base, f"/v1/explain/{quote(args.kind)}?id={quote(args.id)}&limit={args.limit}",
+                                       token=token)
             where = f"the running sidecar {base}"
+        except AdminRefused as exc:  # reached, and refused: never a silent fallback to the store
+            return fail(EXIT_FAILURE, f"{exc} (or read the history store: --store)")
         except SidecarError as exc:
             if args.admin:  # asked for that sidecar: no silent fallback
                 return fail(EXIT_FAILURE, str(exc))
@@ -134,6 +143,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                   "address and the store")
     p.add_argument("--admin", default=None, help="ask the running sidecar at this URL, e.g. http://127.0.0.1:9464")
     p.add_argument("--store", action="store_true", help="read the history store, not the running sidecar")
+    p.add_argument("--token-file", type=Path, default=None, help="file holding the admin bearer token, when the sidecar's "
+                                                                 "reads are closed (default: $HARVESTER_ADMIN_TOKEN, else "
+                                                                 "server.auth.token_file, else the embedded default's "
+                                                                 "local token)")
     p.add_argument("--limit", type=int, default=10, help="decisions to show (default 10)")
     p.add_argument("--json", action="store_true", help="print the JSON document")
     p.set_defaults(func=cmd_explain)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,9 @@ EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
 
 def _fail(code: int, message: str) -> int:
-    print(f"harvester: {message}", file=sys.stderr)
-    return code
+    from harvester.cli_common import fail
+
+    return fail(code, message)
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -74,38 +74,37 @@ def cmd_datanodes(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    import requests
-
+    from harvester.admin_token import TokenError
+    from harvester.cli_common import AdminRefused, SidecarError, admin_base, cli_token, sidecar_json
     from harvester.cli_rm import render_table
     from harvester.config import ConfigError
     from hdfs_placement import PlacementTable
     from rm_client.tables import Table
 
-    from harvester.cli_common import admin_base
-    from harvester.observability.failures import answer_line, one_line
-
     try:
-        base = admin_base(args.url, None if args.url else _settings(args).server.admin_listen)
-    except ConfigError as exc:
+        settings = _settings(args)
+        base = admin_base(args.url, settings.server.admin_listen)
+        token = cli_token(args.token_file, settings)  # reads may be closed (server.auth.public_reads)
+    except (ConfigError, TokenError) as exc:
         return _fail(EXIT_CONFIG, f"config error: {exc}")
-    url = base + "/v1/hdfs/placement-table"
     try:
-        resp = requests.get(url, timeout=10)
-    except requests.RequestException as exc:
-        return _fail(EXIT_FAILURE, one_line(f"GET {url}", base, exc, "that `harvester serve` runs there "
-                                            "(server.admin_listen, or --url)"))
-    if resp.status_code == 404 and _hdfs_off(base):
+        status, doc = sidecar_json(base, "/v1/hdfs/placement-table", token=token)
+    except AdminRefused as exc:
+        return _fail(EXIT_FAILURE, str(exc))
+    except SidecarError as exc:
+        return _fail(EXIT_FAILURE, str(exc))
+    if status == 404 and _hdfs_off(base, token):
         return _fail(EXIT_FAILURE, f"HDFS-H is off on the sidecar at {base} (hdfs.enabled: false): set hdfs.enabled: "
                                    "true and hdfs.namenode_urls, then restart it (docs/hdfs.md)")
-    if resp.status_code != 200:
-        return _fail(EXIT_FAILURE, f"GET {url}: {answer_line(resp.status_code, resp.text)}")
+    if status != 200:
+        return _fail(EXIT_FAILURE, f"GET {base}/v1/hdfs/placement-table: HTTP {status}: {doc.get('error', doc)}")
     if args.json:
-        print(resp.text)
+        print(json.dumps(doc, indent=1))
         return EXIT_OK
     try:
-        table = PlacementTable.from_json(resp.json())
+        table = PlacementTable.from_json(doc)
     except ValueError as exc:
-        return _fail(EXIT_FAILURE, f"GET {url}: not a placement table: {exc}")
+        return _fail(EXIT_FAILURE, f"GET {base}/v1/hdfs/placement-table: not a placement table: {exc}")
     print(f"placement table version {table.version} (grid {table.grid_version}), busy above "
           f"{table.busy_cpu_threshold:g} CPU, {len(table.datanodes)} DataNodes")
     cells = Table(("CELL", "TENANTS", "FREE TB"), tuple(
@@ -118,13 +117,13 @@ def cmd_table(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _hdfs_off(base: str) -> bool:
+def _hdfs_off(base: str, token: str | None) -> bool:
     """True when the sidecar's /status says HDFS-H is disabled (no placement-table route)."""
-    import requests
+    from harvester.cli_common import SidecarError, sidecar_json
 
     try:
-        doc = requests.get(base + "/status", timeout=10).json()
-    except (requests.RequestException, ValueError):
+        _, doc = sidecar_json(base, "/status", token=token)
+    except SidecarError:
         return False
     return isinstance(doc, dict) and doc.get("hdfs", {}).get("enabled") is False
 
@@ -167,16 +166,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def add_evaluate_arguments(ap: argparse.ArgumentParser) -> None:
     """Arguments of `harvester hdfs evaluate` (kept here so that registering the CLI does not
     import the simulator)."""
-    from harvester.arglists import add_number_list
+    from harvester.arglists import add_number_list, add_processes
+    from harvester.eval_paths import add_traces_and_out
 
-    ap.add_argument("--traces", type=Path, required=True, help="folder of the staged traces (../shared/traces)")
-    ap.add_argument("--out", type=Path, default=Path("docs/evaluation"), help="report folder (default docs/evaluation)")
+    add_traces_and_out(ap, "hdfs", "bitbrains-rnd-7d/ and alibaba-2018-machines/")
     add_number_list(ap, "--levels", float, default=[0.25, 0.5, 0.75], help="mean primary CPU levels (default 0.25 0.5 0.75)")
     add_number_list(ap, "--seeds", int, default=[0, 1, 2], help="seeds (default 0 1 2)")
     ap.add_argument("--servers", type=int, default=None, help="servers per cluster (default 2000)")
     ap.add_argument("--blocks-per-server", type=int, default=None, help="blocks written per server (default 100)")
     ap.add_argument("--no-sensitivity", action="store_true", help="only the main level x seed grid")
-    ap.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
+    add_processes(ap, None)
     ap.add_argument("--trace-limit", type=int, default=None, help="rows read per trace file (quick runs)")
     ap.add_argument("--from-results", type=Path, default=None,
                     help="re-write the page and figures from a previous run's hdfs_grid_results.json (no simulation)")
@@ -198,6 +197,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--config", default=None, help="settings file (server.admin_listen)")
     t.add_argument("--url", default=None, help="the sidecar's admin base URL, e.g. http://127.0.0.1:9464")
     t.add_argument("--json", action="store_true", help="print the table's JSON as served")
+    t.add_argument("--token-file", type=Path, default=None, help="file holding the admin bearer token, when the sidecar's "
+                                                                 "reads are closed (default: $HARVESTER_ADMIN_TOKEN, else "
+                                                                 "server.auth.token_file)")
     t.set_defaults(func=cmd_table)
 
     c = hs.add_parser("choose", help="ChooseTargets (Algorithm 2) for one block on a running sidecar")

@@ -9,26 +9,23 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
-from harvester.arglists import add_number_list
+from harvester.arglists import add_number_list, add_processes
+from harvester.eval_paths import add_traces_and_out, default_out, traces_note
 
-DEFAULT_TRACES = Path("../shared/traces")
-DEFAULT_OUT = Path("docs") / "evaluation"
+DEFAULT_OUT = default_out("morpheus")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--traces", type=Path, default=DEFAULT_TRACES,
-                   help="the staged traces folder holding alibaba-2018-batch-dags/ (default ../shared/traces)")
+    add_traces_and_out(p, "morpheus", "alibaba-2018-batch-dags/")
     add_number_list(p, "--alphas", float, help="skyline LP α values (default 0.001,0.01,0.1,0.5)")
     add_number_list(p, "--seeds", int, help="seeds (default 1,2,3)")
     p.add_argument("--min-days", type=int, default=6, help="days with a run for a job to count as daily (default 6)")
     add_number_list(p, "--slack", float, help="the consumers' slack ratio range LO,HI, U(LO, HI) per job (default 0.25,3)")
     p.add_argument("--tick", type=float, default=20.0, help="DRA's look at the running jobs, seconds (default 20)")
     p.add_argument("--job", action="append", default=None, help="only this job (repeatable; names as in the report)")
-    p.add_argument("--processes", type=int, default=1, help="local processes, one seed each (default 1)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="report folder (default docs/evaluation)")
+    add_processes(p, 1, "local worker processes, one seed each (default 1)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -73,7 +70,7 @@ def run_command(args: argparse.Namespace) -> int:
     from harvester.sim.traces import TraceError
 
     if not (args.traces / TRACE).is_file():
-        print(f"harvester: traces not found: {args.traces / TRACE}", file=sys.stderr)
+        print(f"harvester: traces not found: {args.traces / TRACE} (give --traces DIR)", file=sys.stderr)
         return 2
     alphas = args.alphas or EvalPlan.alphas
     slack = args.slack or EvalPlan.slack
@@ -82,6 +79,9 @@ def run_command(args: argparse.Namespace) -> int:
         print("harvester: --alphas in [0, 1], --min-days >= 2, --tick in (0, 60] dividing 60, --slack LO,HI with "
               "0 <= LO <= HI", file=sys.stderr)
         return 2
+    note = traces_note(args.traces, [TRACE])
+    if note:
+        print(note, flush=True)
     plan = EvalPlan(traces_dir=args.traces, alphas=tuple(alphas), seeds=tuple(args.seeds or EvalPlan.seeds),
                     min_days=args.min_days, tick_s=args.tick, slack=(slack[0], slack[1]), jobs=tuple(args.job or ()))
     try:

@@ -9,18 +9,21 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
-from harvester.arglists import add_number_list
+from harvester.arglists import add_deprecated, add_number_list, add_processes
+from harvester.eval_paths import add_traces_and_out, default_out, traces_note
 
-DEFAULT_TRACES = Path("../shared/traces")
+DEFAULT_OUT = default_out("phoenix")
+SERVERS = 15000
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--traces", type=Path, default=DEFAULT_TRACES,
-                   help="the staged traces folder holding hawk-eagle-shortjob-subtraces/ (default ../shared/traces)")
-    p.add_argument("--workers", type=int, default=15000, help="one-slot workers (default 15000, as the paper)")
+    add_traces_and_out(p, "phoenix", "hawk-eagle-shortjob-subtraces/")
+    p.add_argument("--servers", type=int, default=SERVERS, help=f"the simulated cluster's one-slot workers (default "
+                                                                 f"{SERVERS}, as the paper)")
+    add_deprecated(p, "--workers", "--servers", dest="servers", kind=int,
+                   why=" here: it is the simulated cluster's size (local worker processes are --processes)")
     add_number_list(p, "--loads", float, help="offered loads (default 1.5,3)")
     add_number_list(p, "--seeds", int, help="seeds (default 1,2,3)")
     p.add_argument("--policy", action="append", default=None,
@@ -30,8 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--constrained-fraction", type=float, default=None,
                    help="share of short jobs with a Table II constraint (default 0.7881, the Phoenix-derived simulator's)")
     p.add_argument("--limit", type=int, default=None, help="jobs per trace (quick checks)")
-    p.add_argument("--processes", type=int, default=1, help="local processes (default 1)")
-    p.add_argument("--out", type=Path, default=Path("docs") / "evaluation", help="report folder (default docs/evaluation)")
+    add_processes(p, 1, alias=False)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -50,8 +52,8 @@ def register(esub: Any) -> None:
 
 def command_line(args: argparse.Namespace) -> str:
     parts = ["harvester evaluate phoenix", f"--traces {args.traces}"]
-    if args.workers != 15000:
-        parts.append(f"--workers {args.workers}")
+    if args.servers != SERVERS:
+        parts.append(f"--servers {args.servers}")
     if args.loads:
         parts.append("--loads " + ",".join(f"{x:g}" for x in args.loads))
     if args.seeds:
@@ -65,7 +67,7 @@ def command_line(args: argparse.Namespace) -> str:
         parts.append(f"--limit {args.limit}")
     if args.processes != 1:
         parts.append(f"--processes {args.processes}")
-    if args.out != Path("docs") / "evaluation":
+    if args.out != DEFAULT_OUT:
         parts.append(f"--out {args.out}")
     return " ".join(parts)
 
@@ -77,17 +79,21 @@ def run_command(args: argparse.Namespace) -> int:
 
     missing = [t for t in TRACES if not (args.traces / TRACE_DIR / t).is_file()]
     if missing:
-        print(f"harvester: traces not found: {args.traces / TRACE_DIR} lacks {', '.join(missing)}", file=sys.stderr)
+        print(f"harvester: traces not found: {args.traces / TRACE_DIR} lacks {', '.join(missing)} (give --traces DIR)",
+              file=sys.stderr)
         return 2
     unknown = sorted(set(args.policy or ()) - set(POLICIES))
     if unknown:
         print(f"harvester: unknown policy {unknown[0]!r} (known: {', '.join(POLICIES)})", file=sys.stderr)
         return 2
-    if args.workers < 1 or not 0 <= args.short_partition < 1 or not 0 <= (args.constrained_fraction or 0) <= 1:
-        print("harvester: --workers >= 1, --short-partition in [0, 1), --constrained-fraction in [0, 1]", file=sys.stderr)
+    if args.servers < 1 or not 0 <= args.short_partition < 1 or not 0 <= (args.constrained_fraction or 0) <= 1:
+        print("harvester: --servers >= 1, --short-partition in [0, 1), --constrained-fraction in [0, 1]", file=sys.stderr)
         return 2
+    note = traces_note(args.traces, [f"{TRACE_DIR}/{t}" for t in TRACES])
+    if note:
+        print(note, flush=True)
     fraction = Plan.constrained_fraction if args.constrained_fraction is None else args.constrained_fraction
-    plan = Plan(traces_dir=args.traces, workers=args.workers, loads=tuple(args.loads or Plan.loads),
+    plan = Plan(traces_dir=args.traces, workers=args.servers, loads=tuple(args.loads or Plan.loads),
                 seeds=tuple(args.seeds or Plan.seeds), policies=tuple(args.policy or Plan.policies),
                 short_partition=args.short_partition,
                 constrained_fraction=fraction, limit=args.limit)

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import requests
 
 from rm_client import RMClient, RMClientConfig, RMConfigError, RMError, RMTransportError
+from rm_client.redact import redact_url
 from rm_client.tables import Table, apps_table, nodes_table, queues_table, reservations_table
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
@@ -103,6 +104,12 @@ def cmd_record(args: argparse.Namespace) -> int:
         print("harvester: rm record needs --rm-url and --out", file=sys.stderr)
         return EXIT_CONFIG
     out = Path(args.out)
+    shown = redact_url(args.rm_url[0])
+    try:
+        RMClientConfig(urls=(args.rm_url[0],))  # a malformed URL: one line, its password not shown
+    except RMConfigError as exc:
+        print(f"harvester: --rm-url: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         with Progress(args.steps, "rm record", unit="steps (about)") as bar:
             calls = record(args.rm_url[0], out, seed=args.seed, steps=args.steps, user=args.user, pace=args.pace,
@@ -110,10 +117,10 @@ def cmd_record(args: argparse.Namespace) -> int:
     except requests.RequestException as exc:
         from harvester.observability.failures import cause
 
-        print(f"harvester: recording against {args.rm_url[0]} failed: {cause(exc)} (partial recording in {out})",
+        print(f"harvester: recording against {shown} failed: {cause(exc)} (partial recording in {out})",
               file=sys.stderr)
         return EXIT_FAILURE
-    print(f"recorded {len(calls)} calls (seed {args.seed}) from {args.rm_url[0]} into {out}")
+    print(f"recorded {len(calls)} calls (seed {args.seed}) from {shown} into {out}")
     return EXIT_OK
 
 
@@ -125,7 +132,7 @@ def cmd_rm(args: argparse.Namespace) -> int:
     try:
         client = _client(args)
     except (ConfigError, RMConfigError) as exc:
-        print(f"harvester: config error: {exc}", file=sys.stderr)
+        print(f"harvester: {'--rm-url' if args.rm_url else 'config error'}: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     try:
         with client:

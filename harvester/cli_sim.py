@@ -14,7 +14,8 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Callable
 
-from harvester.arglists import add_number_list
+from harvester.arglists import add_number_list, add_processes
+from harvester.eval_paths import add_traces_and_out, traces_note
 from harvester.sim.formats import JOB_FORMAT_NAMES, UTILIZATION_FORMAT_NAMES
 from harvester.cli_morpheus import register as register_morpheus
 from harvester.cli_phoenix import register as register_phoenix
@@ -23,8 +24,9 @@ EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
 
 def _fail(code: int, message: str) -> int:
-    print(f"harvester: {message}", file=sys.stderr)
-    return code
+    from harvester.cli_common import fail
+
+    return fail(code, message)
 
 
 def _trace_arg(text: str, formats: tuple[str, ...], flag: str) -> dict[str, str]:
@@ -89,12 +91,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _pooled(args: argparse.Namespace, run: Callable[[Executor, bool], list[dict[str, Any]]]) -> list[dict[str, Any]] | int:
-    """`run(executor, quiet)` on a process pool or Dask (--workers / --dask); an exit code if that fails."""
+    """`run(executor, quiet)` on a process pool or Dask (--processes / --dask); an exit code if
+    that fails: 2 and one line for a scenario or trace a worker could not use (a missing trace
+    file gave a 50-line traceback from the pool), 1 for a failed run."""
+    from harvester.sim.scenario import ScenarioError
     from harvester.sim.sweep import make_executor
+    from harvester.sim.traces import TraceError
 
     try:
-        with make_executor(args.workers, args.dask) as ex:
+        with make_executor(args.processes, args.dask) as ex:
             return run(ex, args.quiet)
+    except (ScenarioError, TraceError) as exc:
+        return _fail(EXIT_CONFIG, f"scenario error: {exc}")
     except RuntimeError as exc:
         return _fail(EXIT_FAILURE, str(exc))
 
@@ -170,9 +178,12 @@ def cmd_evaluate_harvesting(args: argparse.Namespace) -> int:
     try:
         plan = load_plan(scenario, levels=args.levels or DEFAULT_LEVELS, policies=args.policy or DEFAULT_POLICIES,
                          seeds=args.seeds or DEFAULT_SEEDS, overrides=_overrides(args),
-                         traces_dir=str(Path(args.traces).resolve()) if args.traces else None)
+                         traces_dir=str(Path(args.traces).resolve()))
     except ScenarioError as exc:
         return _fail(EXIT_CONFIG, f"scenario error: {exc}")
+    note = traces_note(args.traces, [json.dumps(plan.scenario, default=str), *(args.utilization or [])])
+    if note:
+        print(note, flush=True)
     if args.saved_only:
         if args.runs is None:
             return _fail(EXIT_CONFIG, "--saved-only reports from saved runs: give --runs DIR")
@@ -189,7 +200,7 @@ def cmd_evaluate_harvesting(args: argparse.Namespace) -> int:
     not_run = missing_cells(plan, rows)
     if not_run:
         print(f"not run ({len(not_run)} cells): " + "; ".join(not_run), file=sys.stderr)
-    out = args.out or Path("docs") / "evaluation"
+    out = args.out
     try:
         files = write_report(out, rows, command=_evaluate_command(args), scenario=str(scenario), not_run=not_run)
     except OSError as exc:
@@ -210,8 +221,7 @@ def _evaluate_command(args: argparse.Namespace) -> str:
     parts = ["harvester evaluate harvesting"]
     if args.scenario:
         parts.append(f"--scenario {args.scenario}")
-    if args.traces:
-        parts.append(f"--traces {args.traces}")
+    parts.append(f"--traces {args.traces}")
     parts += [f"--utilization {u}" for u in args.utilization or []] + ([f"--jobs {args.jobs}"] if args.jobs else [])
     if args.levels:
         parts.append("--levels " + ",".join(f"{x:g}" for x in args.levels))
@@ -221,18 +231,23 @@ def _evaluate_command(args: argparse.Namespace) -> str:
     parts += [f"--set {x}" for x in args.set or []]
     if args.runs:
         parts.append(f"--runs {args.runs}" + (" --saved-only" if args.saved_only else ""))
-    if args.out:
-        parts.append(f"--out {args.out}")
+    parts.append(f"--out {args.out}")
     return " ".join(parts)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--traces", type=Path, default=None, help="folder relative trace paths resolve against")
+def _common(p: argparse.ArgumentParser, evaluation: str | None = None) -> None:
+    """The scenario options of simulate, sweep and `evaluate harvesting` (`evaluation`: its
+    --traces and --out defaults are the evaluations', harvester/eval_paths.py)."""
+    if evaluation:
+        add_traces_and_out(p, evaluation, "the trace paths the scenario names (relative paths resolve against it)")
+    else:
+        p.add_argument("--traces", type=Path, default=None, help="folder relative trace paths resolve against")
     p.add_argument("--utilization", action="append", metavar="FORMAT=PATH",
                    help=f"use this utilization trace for the primary tenants (repeatable; {', '.join(UTILIZATION_FORMAT_NAMES)})")
     p.add_argument("--jobs", metavar="FORMAT=PATH", help=f"use this job trace ({', '.join(JOB_FORMAT_NAMES)})")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key, e.g. cluster.servers=500")
-    p.add_argument("--out", type=Path, default=None, help="output folder")
+    if not evaluation:
+        p.add_argument("--out", type=Path, default=None, help="output folder")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -250,7 +265,7 @@ def register(sub: Any) -> None:
     p.add_argument("--policy", action="append", help="policy name (repeatable)")
     p.add_argument("--param", action="append", metavar="KEY=V1,V2", help="sweep a scenario key over values (repeatable)")
     add_number_list(p, "--seeds", int, help="seeds")
-    p.add_argument("--workers", type=int, default=None, help="local processes (default: cores)")
+    add_processes(p, None)
     p.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
     _common(p)
     p.set_defaults(func=cmd_sweep)
@@ -263,13 +278,13 @@ def register(sub: Any) -> None:
     e.add_argument("--policy", action="append",
                    help="policy to run (repeatable; default stock-yarn, fixed-reserve, yarn-pt, yarn-h; also yarn-h-wait)")
     add_number_list(e, "--seeds", int, help="seeds (default 1,2,3)")
-    e.add_argument("--workers", type=int, default=None, help="local processes (default: cores)")
+    add_processes(e, None)
     e.add_argument("--dask", metavar="ADDRESS", default=None, help="run on this Dask scheduler (needs harvester[dask])")
     e.add_argument("--runs", type=Path, default=None, metavar="DIR",
                    help="save each finished run here and reuse saved runs with the same inputs (resume a stopped evaluation)")
     e.add_argument("--saved-only", action="store_true",
                    help="run nothing: report the plan's runs saved in --runs, listing the cells not run")
-    _common(e)
+    _common(e, evaluation="harvesting")
     e.set_defaults(func=cmd_evaluate_harvesting)
     register_phoenix(esub)  # harvester evaluate phoenix (harvester/cli_phoenix.py)
     # harvester evaluate jockey ARGS…: the arguments are python -m harvester.sim.jockey.evaluate's

@@ -13,8 +13,9 @@ settings file's `server.admin_listen` (`--config`; none = the embedded default's
   inferred values (the others keep following the inference);
 - `reject JOB [--reason TEXT]`: no reservation for it; `reset JOB`: follow the inference again.
 `--by` names who decided (kept in the history). `--json` prints the documents. The sign-offs are
-admin writes: the bearer token comes from `--token-file`, `$HARVESTER_ADMIN_TOKEN` or
-`server.auth.token_file` (docs/security.md).
+admin writes: the bearer token comes from `--token-file`, `$HARVESTER_ADMIN_TOKEN`,
+`server.auth.token_file`, or in the embedded default the local token its sidecar made
+(docs/security.md); a refusal (401/403) says so and names those settings.
 Exit 0 ok, 1 the sidecar refused or is unreachable (the reason on stderr), 2 bad settings.
 """
 
@@ -30,6 +31,7 @@ from harvester.cli_common import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, admin_base,
 
 DASH = "-"
 COMMANDS = ("accept", "override", "reject", "reset")
+PREFIX = "/v1/morpheus"
 
 
 def _n(v: Any, fmt: str = ".0f") -> str:
@@ -97,19 +99,6 @@ def render_show(j: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _request(method: str, url: str, body: dict[str, Any] | None = None,
-             token: str | None = None) -> tuple[int, dict[str, Any]]:
-    import requests
-
-    resp = requests.request(method, url, json=body, timeout=30,
-                            headers={"Authorization": f"Bearer {token}"} if token else None)
-    try:
-        doc = resp.json()
-    except ValueError:
-        doc = {"error": resp.text.strip()[:300]}
-    return resp.status_code, doc
-
-
 def _command_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = {"job": args.job, "by": args.by}
     if args.action == "override":
@@ -123,28 +112,33 @@ def _command_body(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_slo(args: argparse.Namespace) -> int:
-    from harvester.admin_token import TokenError, read_admin_token
+    from harvester.admin_token import TokenError
+    from harvester.cli_common import AdminRefused, SidecarError, cli_token, sidecar_json
     from harvester.config import ConfigError, load_settings
 
     try:
         settings = load_settings(args.config)
-        token = read_admin_token(args.token_file or settings.server.auth.token_file)  # sign-offs are admin writes
+        token = cli_token(args.token_file, settings)  # sign-offs are admin writes
     except (ConfigError, TokenError) as exc:
         return fail(EXIT_CONFIG, f"config error: {exc}")
-    base = admin_base(args.admin, settings.server.admin_listen) + "/v1/morpheus"
+    base = admin_base(args.admin, settings.server.admin_listen)
     if args.action in ("show", *COMMANDS) and not args.job:
         return fail(EXIT_CONFIG, f"slo {args.action} needs a JOB")
     try:
         if args.action == "list":
-            status, doc = _request("GET", f"{base}/slos", token=token)
+            status, doc = sidecar_json(base, f"{PREFIX}/slos", token=token, timeout_s=30)
         elif args.action == "show":
             import urllib.parse
 
-            status, doc = _request("GET", f"{base}/slo?job={urllib.parse.quote(args.job)}", token=token)
+            status, doc = sidecar_json(base, f"{PREFIX}/slo?job={urllib.parse.quote(args.job)}", token=token, timeout_s=30,
+                                       ok=(200, 400))
         else:
-            status, doc = _request("POST", f"{base}/slo/{args.action}", _command_body(args), token=token)
-    except OSError as exc:  # requests' connection errors are OSErrors
-        return fail(EXIT_FAILURE, f"cannot reach the running sidecar at {base}: {exc}")
+            status, doc = sidecar_json(base, f"{PREFIX}/slo/{args.action}", method="POST", body=_command_body(args),
+                                       token=token, timeout_s=30, ok=(200, 400))
+    except AdminRefused as exc:
+        return fail(EXIT_FAILURE, str(exc))
+    except SidecarError as exc:
+        return fail(EXIT_FAILURE, f"cannot reach the running sidecar: {exc}")
     if status == 404 and args.action == "list":
         return fail(EXIT_FAILURE, "the sidecar has no Morpheus routes: set morpheus.enabled: true")
     if status != 200:
@@ -168,7 +162,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--admin", default=None, help="the running sidecar's admin API, e.g. http://127.0.0.1:9464")
     p.add_argument("--token-file", type=Path, default=None, help="file holding the admin bearer token for accept/override/"
                                                                  "reject/reset (default: $HARVESTER_ADMIN_TOKEN, else "
-                                                                 "server.auth.token_file)")
+                                                                 "server.auth.token_file, else the embedded default's "
+                                                                 "local token)")
     p.add_argument("--by", default=None, help="who decides (kept in the sign-off history)")
     p.add_argument("--note", default=None, help="accept / override: a note kept in the history")
     p.add_argument("--reason", default=None, help="reject: why")

@@ -10,8 +10,9 @@ Where the classes come from:
   when the store is `memory` (it lives in the sidecar's process). The default admin URL is the
   file's `server.admin_listen`;
 - `--refit` asks the running sidecar to refit now (`POST /v1/harvesting/refit`, an admin write:
-  the bearer token comes from `--token-file`, `$HARVESTER_ADMIN_TOKEN` or `server.auth.token_file`) and prints the
-  classes it answers with.
+  the bearer token comes from `--token-file`, `$HARVESTER_ADMIN_TOKEN`, `server.auth.token_file`,
+  or in the embedded default the local token its sidecar made, harvester/admin_token.py) and
+  prints the classes it answers with; a refusal (401/403) says so and names those settings.
 `--json` prints the document (advice/harvesting_http.classes_document) instead of tables.
 Without a class model it says what to configure (tenant rules) and when classes will appear.
 Exit 0 ok, 1 nothing to show / sidecar unreachable, 2 bad settings.
@@ -134,14 +135,14 @@ def cmd_tenants(args: argparse.Namespace) -> int:
     import time
 
     from harvester.app import harvesting_settings
-    from harvester.cli_common import SidecarError, admin_base, sidecar_json
-    from harvester.admin_token import TokenError, read_admin_token
+    from harvester.cli_common import AdminRefused, SidecarError, admin_base, cli_token, sidecar_json
+    from harvester.admin_token import TokenError
     from harvester.config import ConfigError, load_settings
     from harvester.history.store import StoreError
 
     try:
         settings = load_settings(args.config)
-        token = read_admin_token(args.token_file or settings.server.auth.token_file)  # admin writes (--refit)
+        token = cli_token(args.token_file, settings)  # admin writes (--refit), closed reads
     except (ConfigError, TokenError) as exc:
         return fail(EXIT_CONFIG, f"config error: {exc}")
     h = harvesting_settings(settings)
@@ -162,6 +163,8 @@ def cmd_tenants(args: argparse.Namespace) -> int:
                 return fail(EXIT_FAILURE, f"no history store at {path}: start `harvester serve` with this "
                                           "--config, or use --admin URL")
             doc = _from_store(path, h, time.time())
+    except AdminRefused as exc:
+        return fail(EXIT_FAILURE, str(exc))
     except SidecarError as exc:
         return fail(EXIT_FAILURE, f"cannot reach the running sidecar: {exc}")
     except (StoreError, ValueError) as exc:
@@ -182,6 +185,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--refit", action="store_true", help="ask the running sidecar to refit now, then print (an admin "
                                                          "write: needs the bearer token)")
     p.add_argument("--token-file", type=Path, default=None, help="file holding the admin bearer token (default: "
-                                                                 "$HARVESTER_ADMIN_TOKEN, else server.auth.token_file)")
+                                                                 "$HARVESTER_ADMIN_TOKEN, else server.auth.token_file, "
+                                                                 "else the embedded default's local token)")
     p.add_argument("--json", action="store_true", help="print the JSON document instead of tables")
     p.set_defaults(func=cmd_tenants)

@@ -20,13 +20,14 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from harvester.config_base import MAX_PERIOD_S, MAX_TIMEOUT_S, Section, check_listen
+from harvester.config_base import MAX_PERIOD_S, MAX_TIMEOUT_S, FilePath, Section, check_listen, listens_clash
 from harvester.config_harvesting import HarvestingSettings
 from harvester.config_hdfs import HdfsSettings
 from harvester.config_jockey import JockeySettings
 from harvester.config_morpheus import MorpheusSettings
 from harvester.config_placement import PlacementSettings
 from harvester.config_server import ServerSettings
+from harvester.paths import state_dir
 from harvester.textfile import read_text
 
 
@@ -46,14 +47,12 @@ def default_store_path() -> Path:
     """The history store when the settings name none: `$XDG_STATE_HOME/harvester/harvester.db`
     (`~/.local/state/harvester/harvester.db` without it) — one file per user, whatever the
     current directory, so `harvester tenants` finds what `harvester serve` wrote."""
-    state = os.environ.get("XDG_STATE_HOME", "")
-    base = Path(state) if state and Path(state).is_absolute() else Path.home() / ".local" / "state"
-    return base / "harvester" / "harvester.db"
+    return state_dir() / "harvester.db"
 
 
 class StoreSettings(_Section):
     backend: Literal["sqlite", "memory"] = Field("sqlite", description="History store: sqlite (WAL file) or memory (SQLite :memory:; tests, demos).")
-    path: Path = Field(default_factory=default_store_path, description="SQLite file (created with its folder); default $XDG_STATE_HOME/harvester/harvester.db (~/.local/state/...); a relative path is relative to the settings file's folder.")
+    path: FilePath = Field(default_factory=default_store_path, description="SQLite file (created with its folder); default $XDG_STATE_HOME/harvester/harvester.db (~/.local/state/...); a relative path is relative to the settings file's folder.")
     retention_days: float = Field(35.0, gt=0, le=3650, description="Per-tenant 2-minute slots older than this are pruned (the models use a 30-day window); job runs too, unless harvesting.job_length.history_days is longer.")
     raw_samples_retention_days: float = Field(2.0, gt=0, le=365, description="Raw per-poll samples older than this are pruned: the node rows (diagnosis) and each poll's primary vector (the reaction-time reserve's input).")
     node_sample_rows: bool = Field(True, description="Write every poll's full per-node rows (diagnosis); false keeps only the compact primary vectors (large clusters, the simulator).")
@@ -80,7 +79,7 @@ class StoreSettings(_Section):
 
 class KerberosSettings(_Section):
     principal: str | None = Field(None, description="Principal Harvester authenticates as (e.g. harvester/host@REALM); null = the default credential cache (kinit).")
-    keytab: Path | None = Field(None, description="Keytab holding the principal's key; null = the credential cache. Never shown in logs or /status.")
+    keytab: FilePath | None = Field(None, description="Keytab holding the principal's key; null = the credential cache. Never shown in logs or /status.")
 
     @field_validator("keytab")
     @classmethod
@@ -95,7 +94,7 @@ class RMSettings(_Section):
     user: str | None = Field(None, description="Simple-auth user sent as ?user.name= (writes run as dr.who otherwise).")
     auth: Literal["simple", "kerberos"] = Field("simple", description="simple, or kerberos (SPNEGO, mutual authentication required; kerberos: section; needs the 'kerberos' extra).")
     tls_verify: bool = Field(True, description="Verify the RM's TLS certificate.")
-    ca_bundle: Path | None = Field(None, description="CA bundle file for TLS verification (implies tls_verify).")
+    ca_bundle: FilePath | None = Field(None, description="CA bundle file for TLS verification (implies tls_verify).")
     connect_timeout_s: float = Field(3.0, gt=0, le=MAX_TIMEOUT_S, description="Connect timeout per request.")
     read_timeout_s: float = Field(10.0, gt=0, le=MAX_TIMEOUT_S, description="Read timeout per request.")
     max_retries: int = Field(3, ge=0, le=10, description="Retries for idempotent calls (exponential backoff with jitter).")
@@ -135,6 +134,19 @@ class TelemetrySettings(_Section):
     stale_after_s: float = Field(30.0, gt=0, le=3600, description="Telemetry older than this is stale: no new capacity, no kills.")
     failure_backoff_max_s: float = Field(120.0, ge=0.1, le=3600, description="While polls fail, the next poll waits poll_interval_s × 2^failures with jitter, at most this long (never less than poll_interval_s).")
 
+    @model_validator(mode="after")
+    def _fresh_enough(self) -> TelemetrySettings:
+        stale_before_next_poll(self.stale_after_s, "telemetry.stale_after_s", self.poll_interval_s)
+        return self
+
+
+def stale_before_next_poll(stale_after_s: float, key: str, poll_interval_s: float) -> None:
+    """Refuse a staleness limit that is not above the poll interval: every snapshot would be
+    stale before the next one arrives, so the guard would never give capacity (issue 25)."""
+    if stale_after_s <= poll_interval_s:
+        raise ValueError(f"{key} ({stale_after_s:g}) must be above telemetry.poll_interval_s ({poll_interval_s:g}): "
+                         "every snapshot would be stale before the next one arrives (no capacity, no kills)")
+
 
 class Settings(_Section):
     """All of Harvester's settings; every field is documented in deploy/harvester.yaml."""
@@ -157,6 +169,18 @@ class Settings(_Section):
     def _rm_needed(self) -> Settings:
         if self.cluster.source == "rm" and not self.rm.urls:
             raise ValueError("rm.urls: missing value (required when cluster.source is rm)")
+        return self
+
+    @model_validator(mode="after")
+    def _cross_sections(self) -> Settings:
+        guard_stale = self.harvesting.guard.stale_after_s
+        if guard_stale is not None:
+            stale_before_next_poll(guard_stale, "harvesting.guard.stale_after_s", self.telemetry.poll_interval_s)
+        if self.cluster.source == "embedded":
+            for key, listen in (("server.admin_listen", self.server.admin_listen), ("server.grpc_listen", self.server.grpc_listen)):
+                if listens_clash(self.embedded.listen, listen):
+                    raise ValueError(f"embedded.listen ({self.embedded.listen}) and {key} ({listen}) take the same port: "
+                                     "give each its own")
         return self
 
 
@@ -209,20 +233,62 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
-def _describe(err: Mapping[str, Any]) -> str:
+#: Where each environment override put its value: settings path -> (variable, raw value).
+EnvSources = dict[tuple[str, ...], tuple[str, str]]
+
+
+def _describe(err: Mapping[str, Any], *, echo: bool = True) -> str:
+    """One problem as "<key>: <problem> (got <value>)"; the value is shown cut and without URL
+    userinfo (harvester/echo.py), and not at all with `echo=False` (the caller shows it)."""
+    from harvester.echo import shown
+    from rm_client.redact import redact_text
+
     kind, loc = err["type"], _loc(tuple(err["loc"]))
     if kind == "extra_forbidden":
         key = err["loc"][-1]
         return f"{loc}: unknown key" + did_you_mean(_model_at(tuple(err["loc"][:-1])), str(key))
     if kind == "missing":
         return f"{loc}: missing value"
-    msg = str(err["msg"]).removeprefix("Value error, ")
+    msg = redact_text(str(err["msg"]).removeprefix("Value error, "))
     if not loc:  # model-level validators name their key themselves
         return msg
     got = err.get("input")
     simple = isinstance(got, (str, int, float, bool)) or got is None
-    shown = f" (got {got!r})" if simple and repr(got) not in msg else ""
-    return f"{loc}: {msg}{shown}"
+    is_url = any("url" in str(part) for part in err["loc"])
+    shown_got = shown(got, url=is_url) if echo and simple else ""
+    return f"{loc}: {msg}" + (f" (got {shown_got})" if shown_got and shown_got not in msg else "")
+
+
+def _env_source(err: Mapping[str, Any], sources: EnvSources) -> list[str]:
+    """The environment overrides an error is about: the one that set the value (or a list
+    holding it), else those whose key a section's or cross-field rule names in its message."""
+    loc = tuple(str(part) for part in err["loc"] if not isinstance(part, int))
+    for path, (name, raw) in sources.items():
+        if loc[:len(path)] == path:
+            return [f"{name}={_env_shown(name, raw)}"]
+    msg = str(err["msg"])
+    return [f"{name}={_env_shown(name, raw)}" for path, (name, raw) in sources.items()
+            if path[:len(loc)] == loc and ".".join(path) in msg]
+
+
+def _env_shown(name: str, raw: str) -> str:
+    from harvester.echo import shown
+
+    return shown(raw, url="URL" in name)
+
+
+def _problems(errors: list[Any], where: str, sources: EnvSources) -> str:
+    """Every problem on one line: those of the file (or the embedded default) after `where`, each
+    one an environment override caused after the variable, since the file is not to blame."""
+    in_file, in_env = [], []
+    for err in errors:
+        names = _env_source(err, sources)
+        if names:
+            in_env.append(f"environment {', '.join(names)}: {_describe(err, echo=False)}")
+        else:
+            in_file.append(_describe(err))
+    parts = ([f"{where}: " + "; ".join(in_file)] if in_file else []) + in_env
+    return "; ".join(parts).replace("\n", "\\n")  # one line, always
 
 
 def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -252,12 +318,14 @@ def _coerce_env(model: type[BaseModel], key: str, env_name: str, raw: str) -> An
         return raw
 
 
-def _apply_env(model: type[BaseModel], data: dict[str, Any], overrides: dict[str, Any]) -> None:
+def _apply_env(model: type[BaseModel], data: dict[str, Any], overrides: dict[str, Any],
+               sources: EnvSources, at: tuple[str, ...] = ()) -> None:
     for key, value in overrides.items():
         field = model.model_fields.get(key)
         if isinstance(value, tuple):
             env_name, raw = value
             data[key] = _coerce_env(model, key, env_name, raw)
+            sources[(*at, key)] = (env_name, raw)
             continue
         sub = field.annotation if field is not None else None
         if not (isinstance(sub, type) and issubclass(sub, BaseModel)):
@@ -269,7 +337,7 @@ def _apply_env(model: type[BaseModel], data: dict[str, Any], overrides: dict[str
         if not isinstance(section, dict):
             raise ConfigError(f"{key}: expected a mapping")
         data[key] = section
-        _apply_env(sub, section, value)
+        _apply_env(sub, section, value, sources, (*at, key))
 
 
 def _relative_to(data: dict[str, Any], base_dir: Path) -> None:
@@ -290,12 +358,12 @@ def parse_settings(data: Any, *, where: str = "config", environ: Mapping[str, st
         raise ConfigError(f"{where}: the top level must be a mapping of sections, got {type(data).__name__}")
     if base_dir is not None:
         _relative_to(data, base_dir)
-    _apply_env(Settings, data, _env_overrides(os.environ if environ is None else environ))
+    sources: EnvSources = {}
+    _apply_env(Settings, data, _env_overrides(os.environ if environ is None else environ), sources)
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(_describe(e) for e in exc.errors())
-        raise ConfigError(f"{where}: {problems}".replace("\n", "\\n")) from None  # one line, always
+        raise ConfigError(_problems(exc.errors(), where, sources)) from None
 
 
 #: Settings files are small; these bounds make a hostile or broken one fail in one line.
@@ -375,6 +443,22 @@ def parse_yaml(text: str, where: str) -> Any:
         raise ConfigError(f"{where}{at}: invalid YAML: {problem}") from None
     except RecursionError:
         raise ConfigError(f"{where}: invalid YAML: nested too deeply") from None
+
+
+def empty_file_note(path: str | Path | None, settings: Settings) -> str:
+    """"" unless the settings file holds no setting (empty, only comments, `{}`): then what that
+    means, for `config check` and `serve` to say (issue 25: an empty file is valid — all defaults
+    — and said to be, since it is more often a mistake than a choice)."""
+    if path is None:
+        return ""
+    try:
+        data = parse_yaml(read_text(Path(path), ConfigError), str(path))
+    except ConfigError:
+        return ""
+    if data not in (None, {}):
+        return ""
+    rest = "every setting takes its default" if not settings.model_fields_set else "only the environment's overrides apply"
+    return f"{path} sets nothing (empty or only comments): {rest}"
 
 
 def load_settings(path: str | Path | None, *, environ: Mapping[str, str] | None = None) -> Settings:

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import AnyHttpUrl, Field, field_validator, model_validator
 
-from harvester.config_base import MAX_PERIOD_S, MAX_TIMEOUT_S, Section
+from harvester.config_base import MAX_PERIOD_S, MAX_TIMEOUT_S, FilePath, Section
 
 
 class ReimageDetectionSettings(Section):
@@ -36,7 +36,7 @@ class HdfsSettings(Section):
     auth: Literal["simple", "kerberos"] = Field("simple", description="simple (none), or kerberos: SPNEGO to the NameNode's HTTP (kerberos: section; the 'kerberos' extra).")
     tls_verify: bool = Field(True, description="Verify the NameNode's TLS certificate (https URLs).")
     max_response_mb: float = Field(64.0, ge=1, le=2048, description="Largest JMX answer read (MB); larger ones fail the poll.")
-    ca_bundle: Path | None = Field(None, description="CA bundle for the NameNode's certificate (implies tls_verify).")
+    ca_bundle: FilePath | None = Field(None, description="CA bundle for the NameNode's certificate (implies tls_verify).")
     connect_timeout_s: float = Field(3.0, gt=0, le=MAX_TIMEOUT_S, description="Connect timeout of a JMX request.")
     read_timeout_s: float = Field(10.0, gt=0, le=MAX_TIMEOUT_S, description="Read timeout of a JMX request (LiveNodes grows with the cluster).")
     poll_interval_s: float = Field(30.0, ge=1, le=3600, description="JMX poll, busy flags and table refresh period (s).")
@@ -51,7 +51,7 @@ class HdfsSettings(Section):
         1.0, ge=0, le=1000, description="Reimage rate of a tenant without enough history (the paper's 80th-percentile tenant)."
     )
     default_peak_cpu: float = Field(1.0, ge=0, le=1, description="Peak CPU of a tenant without CPU history (pessimistic).")
-    reimage_log: Path | None = Field(None, description="Operator reimage log (CSV: timestamp,hostname[,tenant]); null = none.")
+    reimage_log: FilePath | None = Field(None, description="Operator reimage log (CSV: timestamp,hostname[,tenant]); null = none.")
     detection: ReimageDetectionSettings = Field(
         default_factory=ReimageDetectionSettings, description="Reimage detection from NameNode JMX history."
     )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harvester.config_base import MAX_PERIOD_S, Section as _Section  # no .inf/nan, unknown keys refused
+from harvester.config_base import MAX_PERIOD_S, FilePath, Section as _Section  # no .inf/nan, unknown keys refused
 from harvester.config_morpheus import MorpheusSettings
 from harvester.decisions.deadline_params import DeadlineParams  # import-light: no numpy
 
@@ -49,8 +49,8 @@ class UtilitySettings(_Section):
 class JockeyJob(UtilitySettings):
     """One deadline job: its history, its utility and where its reservation is."""
 
-    runs: Path = Field(description="Prior-runs JSON of the job (docs/jockey.md 'Prior-runs JSON'); its model and C(p, a) are built from it.")
-    table: Path | None = Field(None, description="C(p, a) cache (.npz): loaded when present and built from the same runs, else computed and written there; null = computed at start, kept in memory.")
+    runs: FilePath = Field(description="Prior-runs JSON of the job (docs/jockey.md 'Prior-runs JSON'); its model and C(p, a) are built from it.")
+    table: FilePath | None = Field(None, description="C(p, a) cache (.npz): loaded when present and built from the same runs, else computed and written there; null = computed at start, kept in memory.")
     predictor: Literal["ctable", "amdahl"] = Field("ctable", description="ctable: C(p, a) from simulated runs (§4.1); amdahl: S + P/a (§4.1's alternative).")
     reservation_name: str | None = Field(None, description="reservation-name of the job's reservation when Morpheus did not make it; null = the open reservation Morpheus named for this job.")
     stage_priorities: dict[str, list[int]] | None = Field(None, description="Container priorities of each stage (the AM's asks); null = MapReduce's (map 20/19/5, reduce 10) for stages named map/reduce, or every worker for a one-stage job.")

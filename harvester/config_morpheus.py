@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harvester.config_base import MAX_PERIOD_S, Section as _Section  # no .inf/nan, unknown keys refused
+from harvester.config_base import MAX_PERIOD_S, FilePath, Section as _Section  # no .inf/nan, unknown keys refused
 from harvester.models.morpheus_params import PackingParams, SkylineParams, SloParams  # import-light: no numpy
 
 
@@ -53,9 +52,9 @@ class HistorySettings(_Section):
 
 
 class ProvenanceSettings(_Section):
-    audit_log: Path | None = Field(None, description="NameNode audit log file to tail (hdfs-audit.log; needs hadoop.caller.context.enabled); null = none.")
+    audit_log: FilePath | None = Field(None, description="NameNode audit log file to tail (hdfs-audit.log; needs hadoop.caller.context.enabled); null = none.")
     audit_log_tz: str = Field("UTC", description="Time zone of the audit log's timestamps (the NameNode's log4j local time), e.g. Europe/Berlin.")
-    jsonl: Path | None = Field(None, description="Provenance JSONL file to tail (docs/morpheus.md 'Provenance JSONL'); null = none.")
+    jsonl: FilePath | None = Field(None, description="Provenance JSONL file to tail (docs/morpheus.md 'Provenance JSONL'); null = none.")
     poll_interval_s: float = Field(60.0, gt=0, le=86400, description="How often the files are read from their persisted offsets.")
     max_lines_per_poll: int = Field(200_000, ge=1000, le=10_000_000, description="At most this many lines are ingested per file and poll (the rest next poll).")
     private_prefixes: list[str] = Field(default_factory=list, description="Path prefixes that are job plumbing, not dataflow (besides _temporary, staging and ids).")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
 
-from harvester.config_base import MAX_TIMEOUT_S, Section, check_listen
+from harvester.config_base import MAX_TIMEOUT_S, FilePath, Section, check_listen, listens_clash
 
 MIB = 1024 * 1024
 
@@ -42,7 +42,7 @@ class AdminHttpSettings(Section):
 class AuthSettings(Section):
     """Bearer token for admin writes; which reads are open (docs/security.md)."""
 
-    token_file: Path | None = Field(None, description="File holding the admin bearer token (one line; HARVESTER_ADMIN_TOKEN overrides it). Without a token, admin writes are refused.")
+    token_file: FilePath | None = Field(None, description="File holding the admin bearer token (one line, mode 0600 or 0640 owned by root; HARVESTER_ADMIN_TOKEN overrides it). Without a token, admin writes are refused (cluster.source: embedded makes a local one).")
     public_reads: list[str] = Field(default_factory=lambda: ["*"], description="GET paths served without the token: \"*\" = all, \"/v1/hdfs/*\" = a prefix, else exact paths.")
 
     _file = field_validator("token_file")(_readable)
@@ -59,9 +59,9 @@ class AuthSettings(Section):
 class TlsSettings(Section):
     """TLS of BOTH servers (gRPC and admin HTTP); mutual TLS with `client_ca_file`."""
 
-    cert_file: Path | None = Field(None, description="PEM certificate chain of the servers (gRPC and admin HTTP); null = plaintext.")
-    key_file: Path | None = Field(None, description="PEM private key of cert_file.")
-    client_ca_file: Path | None = Field(None, description="PEM CA bundle: clients must present a certificate it signed (mutual TLS); null = no client certificates.")
+    cert_file: FilePath | None = Field(None, description="PEM certificate chain of the servers (gRPC and admin HTTP); null = plaintext.")
+    key_file: FilePath | None = Field(None, description="PEM private key of cert_file.")
+    client_ca_file: FilePath | None = Field(None, description="PEM CA bundle: clients must present a certificate it signed (mutual TLS); null = no client certificates.")
 
     _files = field_validator("cert_file", "key_file", "client_ca_file")(_readable)
 
@@ -90,3 +90,10 @@ class ServerSettings(Section):
     allow_insecure_remote: bool = Field(False, description="Serve on a non-loopback address without TLS and a token anyway (refused otherwise).")
 
     _listen = field_validator("grpc_listen", "admin_listen")(check_listen)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> ServerSettings:
+        if listens_clash(self.admin_listen, self.grpc_listen):
+            raise ValueError(f"server.admin_listen ({self.admin_listen}) and server.grpc_listen ({self.grpc_listen}) "
+                             "take the same port: give each its own")
+        return self

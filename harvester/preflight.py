@@ -1,7 +1,9 @@
 """Checks a settings file passes only if `serve` can start with it (issue 15: 14 of 46 broken
 settings got through `config check`). `harvester config check` and `harvester serve` run the
-same `preflight(settings)`; `check` also binds each listen address for a moment (`serve` binds
-them for real right after, with the same one-line error).
+same `preflight(settings)`. Whether the listen ports are free is not a property of the file (a
+sidecar started from it holds them): `serve` checks it when it starts, `check --ports` on demand
+(binding each address for a moment), with the same one-line error. Two listen addresses on one
+port are refused by the schema (config_base.listens_clash).
 
 What the schema (config*.py) cannot see:
 - a non-loopback listen address without TLS (`server.tls`) AND an admin token is refused,
@@ -11,7 +13,8 @@ What the schema (config*.py) cannot see:
 - the SQLite store: its folder takes a new file, an existing file opens for writing and is a
   SQLite database;
 - Kerberos (`rm.auth` / `hdfs.auth: kerberos`) has its extra (requests-gssapi) installed;
-- each listen address can be bound (`bind=True`: a host of another machine, a port in use).
+- each listen host is this machine's (bound on port 0); with `ports=True` (`serve` at start, `check
+  --ports`) each listen address can be bound (a port in use).
 Each problem is one line naming its key; `PreflightError` joins them with "; ".
 """
 
@@ -132,9 +135,11 @@ def _extras(settings: Settings) -> list[str]:
     return []
 
 
-def _binds(settings: Settings) -> list[str]:
-    """Each listen address that cannot be bound, in the order serve binds them (a fixed port
-    only: port 0 always binds), with the setting to change."""
+def _binds(settings: Settings, *, ports: bool) -> list[str]:
+    """Each listen address that cannot be bound, in the order serve binds them, with the setting
+    to change. `ports=False` binds each host on port 0: whether the address is this machine's
+    does not depend on what else runs. `ports=True` binds the configured port (a fixed one
+    only: port 0 always binds), which a running sidecar of the same file holds."""
     import errno
 
     from harvester.observability.failures import cause
@@ -142,10 +147,11 @@ def _binds(settings: Settings) -> list[str]:
     problems = []
     for key, address in listen_addresses(settings).items():
         host, _, port = address.rpartition(":")
-        if int(port) == 0:
+        if ports and int(port) == 0:
             continue
         try:
-            infos = socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+            infos = socket.getaddrinfo(host.strip("[]"), int(port) if ports else 0, type=socket.SOCK_STREAM,
+                                       flags=socket.AI_PASSIVE)
             family, kind, proto, _, sockaddr = infos[0]
             with socket.socket(family, kind, proto) as s:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: TIME_WAIT is no conflict
@@ -162,11 +168,11 @@ def _binds(settings: Settings) -> list[str]:
 def listen_problem(settings: Settings) -> str | None:
     """Why `serve` could not listen where its settings say (None: every address is free):
     checked before anything starts so the message names the address and the setting to change."""
-    problems = _binds(settings)
+    problems = _binds(settings, ports=True)
     return problems[0] if problems else None
 
 
-def preflight(settings: Settings, *, bind: bool = False, environ: Mapping[str, str] | None = None) -> str | None:
+def preflight(settings: Settings, *, ports: bool = False, environ: Mapping[str, str] | None = None) -> str | None:
     """Raise `PreflightError` with every problem (see the module docstring); returns the admin
     token (None: none configured) so the caller reads it once."""
     problems: list[str] = []
@@ -176,8 +182,7 @@ def preflight(settings: Settings, *, bind: bool = False, environ: Mapping[str, s
         token = None
         problems.append(str(exc))
     problems += _exposure(settings, token) + _tls(settings) + _store(settings) + _extras(settings)
-    if bind:
-        problems += _binds(settings)
+    problems += _binds(settings, ports=ports)
     if problems:
         raise PreflightError("; ".join(problems))
     return token

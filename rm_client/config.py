@@ -11,6 +11,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from rm_client.errors import RMConfigError
+from rm_client.redact import redact_url
 
 __all__ = ["RMClientConfig"]
 
@@ -55,11 +56,15 @@ class RMClientConfig:
         for i, url in enumerate(urls):
             if not isinstance(url, str):
                 raise RMConfigError(f"urls[{i}]: must be a string, got {type(url).__name__}")
-            parts = urlsplit(url.strip())
+            try:  # a malformed URL (unclosed IPv6 bracket, bad port) is refused, its password not shown
+                parts = urlsplit(url.strip())
+                parts.port  # noqa: B018 (validates the port)
+            except ValueError as exc:
+                raise RMConfigError(f"urls[{i}]: {redact_url(url)!r} is not a URL ({exc})") from None
             if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise RMConfigError(f"urls[{i}]: {url!r} is not an http(s)://host:port URL")
+                raise RMConfigError(f"urls[{i}]: {redact_url(url)!r} is not an http(s)://host:port URL")
             if parts.query or parts.fragment:
-                raise RMConfigError(f"urls[{i}]: {url!r} must not carry a query or fragment")
+                raise RMConfigError(f"urls[{i}]: {redact_url(url)!r} must not carry a query or fragment")
             clean.append(url.strip().rstrip("/"))
         object.__setattr__(self, "urls", tuple(clean))
         if self.user is not None and (not isinstance(self.user, str) or not self.user.strip()):

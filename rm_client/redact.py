@@ -25,17 +25,32 @@ _SECRET_QUERY = re.compile(
 )
 
 
+#: The scheme of a URL at the start of a string ("http://", "ftp://", ...).
+_SCHEME = re.compile(r"(?i)^[a-z][a-z0-9+.\-]*://")
+
+
+def _mask_userinfo(url: str) -> str:
+    """`url` with everything before the last "@" of its authority masked — found by position,
+    not by a URL parser, so that a malformed URL (bad port, unclosed IPv6 bracket, spaces, no
+    scheme, empty host) loses its password too."""
+    scheme = _SCHEME.match(url)
+    start = scheme.end() if scheme else 0
+    ends = [i for i in (url.find(c, start) for c in "/?#") if i >= 0]
+    at = url.rfind("@", start, min(ends) if ends else len(url))
+    return url if at < 0 else url[:start] + MASK + url[at:]
+
+
 def redact_url(url: str | None) -> str | None:
-    """The URL without its userinfo and with secret query values masked (None stays None)."""
+    """The URL without its userinfo and with secret query values masked (None stays None);
+    malformed URLs too (`_mask_userinfo`)."""
     if url is None:
         return None
+    url = _mask_userinfo(url)
     try:
         parts = urlsplit(url)
     except ValueError:
         return redact_text(url)
     netloc = parts.netloc
-    if "@" in netloc:
-        netloc = MASK + "@" + netloc.rpartition("@")[2]
     query = parts.query
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)

@@ -45,7 +45,7 @@ def test_a_bad_value_is_a_usage_error_naming_it(capsys: pytest.CaptureFixture[st
 
 
 def test_evaluate_jockey_hands_its_arguments_to_the_evaluation() -> None:
-    args = build_parser().parse_args(["evaluate", "jockey", "--factors", "2", "3", "--jobs", "4"])
-    assert args.args == ["--factors", "2", "3", "--jobs", "4"]
+    args = build_parser().parse_args(["evaluate", "jockey", "--factors", "2", "3", "--job-count", "4"])
+    assert args.args == ["--factors", "2", "3", "--job-count", "4"]
     parsed = jockey_parser().parse_args(args.args)
-    assert parsed.factors == [2.0, 3.0] and parsed.jobs == 4
+    assert parsed.factors == [2.0, 3.0] and parsed.job_count == 4

@@ -12,7 +12,8 @@ A handler takes a `Request` and returns a `Response` (or an awaitable of one). B
 handlers run in a bounded thread pool (`handler_threads`), so the event loop keeps serving
 /healthz, /metrics and thousands of long-polls (advice/long_poll.py awaits the state board
 without a thread per waiter). Routes are matched by exact path; another method answers 405
-with `Allow`, an unknown path 404 listing the routes; every error is JSON `{"error": ...}`.
+with `Allow`, an unknown path 404 listing the routes the caller may call (all with the token, else
+the public reads); every error is JSON `{"error": ...}`.
 
 Limits (`HttpLimits`, from `server.admin_http`), so no client can exhaust the process:
 - at most `max_connections` open connections: the next one gets a 503 and is closed;
@@ -49,6 +50,7 @@ from urllib.parse import parse_qs
 
 from aiohttp import web
 
+from harvester.echo import shown
 from harvester.observability.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -122,6 +124,12 @@ class AdminAuth:
             return False
         return any(p == "*" or p == path or (p.endswith("*") and path.startswith(p[:-1])) for p in self.public_reads)
 
+    def authorized(self, authorization: str | None) -> bool:
+        """True when `authorization` carries the configured bearer token (constant time)."""
+        scheme, _, given = (authorization or "").partition(" ")
+        return (self._token is not None and scheme.lower() == "bearer"
+                and hmac.compare_digest(given.strip().encode(), self._token))
+
     def refusal(self, method: str, path: str, authorization: str | None) -> tuple[int, str] | None:
         """None when allowed, else (status, message)."""
         if self.is_public(method, path):
@@ -130,10 +138,16 @@ class AdminAuth:
         if self._token is None:
             return 403, (f"{what} need a bearer token and none is configured: set server.auth.token_file or "
                          "HARVESTER_ADMIN_TOKEN")
-        scheme, _, given = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self._token):
+        if not self.authorized(authorization):
             return 401, f"{what} need a valid 'Authorization: Bearer <token>' header"
         return None
+
+    def visible(self, paths: list[str], authorization: str | None) -> list[str]:
+        """The routes a 404 may list to this caller: all with the token, else the public reads
+        only (a closed face does not tell strangers what it serves)."""
+        if self.authorized(authorization):
+            return paths
+        return [p for p in paths if self.is_public("GET", p)]
 
 
 def _json_response(status: int, doc: dict[str, Any], headers: Mapping[str, str] | None = None) -> web.Response:
@@ -301,7 +315,8 @@ class AdminServer:
 
     async def _answer(self, request: web.BaseRequest, entry: _Entry | None, path: str, method: str) -> web.StreamResponse:
         if entry is None:
-            return _json_response(404, {"error": f"no route {path}", "routes": sorted(self._routes)})
+            return _json_response(404, {"error": f"no route {shown(path)}",
+                                        "routes": self.auth.visible(sorted(self._routes), request.headers.get("Authorization"))})
         if method not in entry.methods:
             allowed = ", ".join(entry.methods)
             return _json_response(405, {"error": f"{method} not allowed; use {allowed}"}, {"Allow": allowed})

@@ -11,13 +11,13 @@ CRV demand and the M/G/1 arrival rates of later requests (`models.queueing.fit_c
 
 Status codes: FAILED_PRECONDITION without a snapshot or with one older than
 `telemetry.stale_after_s` (never place on stale data); INVALID_ARGUMENT naming the field for
-a request that can never be answered (empty or duplicate task ids, non-positive resources, a
-bad constraint, a batch over `placement.max_tasks_per_request`).
+a request that can never be answered (empty or duplicate task ids, resources not within
+1..2^31-1, a duration not finite or over a year, a bad constraint, more than 64 candidates,
+a batch over `placement.max_tasks_per_request`).
 """
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import deque
@@ -27,7 +27,7 @@ from typing import Any
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from harvester.advice.grpc_server import ServiceImpl
+from harvester.advice.grpc_server import ServiceImpl, duration_problem, resources_problem
 from harvester.clock import Clock
 from harvester.config import Settings
 from harvester.config_placement import PlacementSettings
@@ -36,6 +36,7 @@ from harvester.decisions.constrained_placement import (
 )
 from harvester.decisions.placement_view import ClusterView, cluster_view
 from harvester.domain import ClusterSnapshot, Resources
+from harvester.echo import shown
 from harvester.models.constraints import Constraint, ConstraintError, Op, PlacementConstraint, PlacementKind, Strength
 from harvester.models.queueing import Arrivals, ServiceMoments, fit_class_loads
 from harvester.observability.metrics import Metrics
@@ -48,6 +49,8 @@ OPS = {pb.CONSTRAINT_OP_EQ: Op.EQ, pb.CONSTRAINT_OP_NE: Op.NE, pb.CONSTRAINT_OP_
 OPS_PB = {v: k for k, v in OPS.items()}
 STRENGTH = {pb.CONSTRAINT_KIND_UNSPECIFIED: Strength.HARD, pb.CONSTRAINT_KIND_HARD: Strength.HARD,
             pb.CONSTRAINT_KIND_SOFT: Strength.SOFT}
+#: Candidates per task a request may ask for (placement.candidates_per_task's bound).
+MAX_CANDIDATES = 64
 PLACEMENT = {pb.PLACEMENT_KIND_AFFINITY: PlacementKind.AFFINITY, pb.PLACEMENT_KIND_ANTI_AFFINITY: PlacementKind.ANTI_AFFINITY}
 
 
@@ -80,8 +83,9 @@ def task_asks(request: Any, limit: int) -> tuple[TaskAsk, ...]:
         raise BadRequest("tasks is empty")
     if len(request.tasks) > limit:
         raise BadRequest(f"tasks: {len(request.tasks)} tasks exceed placement.max_tasks_per_request ({limit})")
-    if request.candidates_per_task < 0:
-        raise BadRequest("candidates_per_task must be >= 0 (0 = the configured default)")
+    if not 0 <= request.candidates_per_task <= MAX_CANDIDATES:
+        raise BadRequest(f"candidates_per_task must be within 0..{MAX_CANDIDATES} (0 = the configured default), "
+                         f"got {request.candidates_per_task}")
     seen: set[str] = set()
     out = []
     for i, t in enumerate(request.tasks):
@@ -89,12 +93,12 @@ def task_asks(request: Any, limit: int) -> tuple[TaskAsk, ...]:
         if not t.task_id:
             raise BadRequest(f"{where}.task_id is empty")
         if t.task_id in seen:
-            raise BadRequest(f"{where}.task_id {t.task_id!r} repeats an earlier task")
+            raise BadRequest(f"{where}.task_id {shown(t.task_id)} repeats an earlier task")
         seen.add(t.task_id)
-        if t.resources.memory_mb <= 0 or t.resources.vcores <= 0:
-            raise BadRequest(f"{where}.resources: memory_mb and vcores must both be > 0")
-        if not math.isfinite(t.expected_duration_s) or t.expected_duration_s < 0:
-            raise BadRequest(f"{where}.expected_duration_s must be finite and >= 0")
+        problem = (resources_problem(t.resources.memory_mb, t.resources.vcores, f"{where}.resources")
+                   or duration_problem(t.expected_duration_s, f"{where}.expected_duration_s"))
+        if problem:
+            raise BadRequest(problem)
         constraints = tuple(_constraint(c, f"{where}.constraints[{j}]") for j, c in enumerate(t.constraints))
         placement = []
         for j, p in enumerate(t.placement):

@@ -7,7 +7,9 @@ the method — never fake data. Every call is timed and counted by status code i
 Robustness (issue 15): a payload that does not decode answers INVALID_ARGUMENT and logs ONE
 line (gRPC's own "Exception deserializing" traceback never runs); a servicer bug answers
 INTERNAL with one log line naming the exception, not UNKNOWN with a traceback per call.
-Servicers refuse out-of-range values themselves with INVALID_ARGUMENT. The port is bound
+Servicers refuse out-of-range values themselves with INVALID_ARGUMENT naming the field (huge
+integers, NaN/inf, negative counts); every status message is cut to `echo.MAX_MESSAGE`
+characters, and servicers echo input through `echo.shown`. The port is bound
 without SO_REUSEPORT (`grpc.so_reuseport: 0`): a second Harvester on the same port fails to
 start instead of silently sharing the traffic. TLS / mutual TLS: `credentials`
 (advice/tls.py); requests larger than `max_message_bytes` get RESOURCE_EXHAUSTED.
@@ -16,6 +18,7 @@ start instead of silently sharing the traffic. TLS / mutual TLS: `credentials`
 from __future__ import annotations
 
 import logging
+import math
 import time
 from concurrent import futures
 from dataclasses import dataclass
@@ -27,6 +30,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from harvester.echo import clip
 from harvester.observability.metrics import Metrics
 from harvester.v1 import constrained_placement_pb2, hdfs_placement_pb2, slo_pb2, yarn_advisor_pb2
 
@@ -70,6 +74,29 @@ def _unimplemented_handler(service: ServiceDescriptor, why: str) -> grpc.Generic
     return grpc.method_handlers_generic_handler(service.full_name, handlers)
 
 
+#: The largest container or task a request may ask for (memory MB, vcores): the contract's
+#: int64 memory would overflow the placement arithmetic (PlaceTasks answered INTERNAL for
+#: 2^63-1), and no node has 2 PB or 2^31 cores.
+MAX_MEMORY_MB = MAX_VCORES = 2**31 - 1
+#: The longest duration a request may state (seconds): a year (1e308 overflowed the M/G/1 sums).
+MAX_DURATION_S = 365 * 86400.0
+
+
+def resources_problem(memory_mb: int, vcores: int, where: str) -> str | None:
+    """Why a request's resources cannot be answered (INVALID_ARGUMENT naming `where`), or None."""
+    if not 0 < memory_mb <= MAX_MEMORY_MB or not 0 < vcores <= MAX_VCORES:
+        return (f"{where}: memory_mb must be within 1..{MAX_MEMORY_MB} and vcores within 1..{MAX_VCORES}, "
+                f"got {memory_mb} MB, {vcores} vcores")
+    return None
+
+
+def duration_problem(seconds: float, where: str) -> str | None:
+    """Why a stated duration cannot be used (not finite, negative, over a year), or None."""
+    if not math.isfinite(seconds) or not 0 <= seconds <= MAX_DURATION_S:
+        return f"{where} must be finite and within 0..{MAX_DURATION_S:.0f} s, got {seconds}"
+    return None
+
+
 class _Undecodable:
     """Stands for a request payload that did not decode (the servicer is never called)."""
 
@@ -89,6 +116,24 @@ def _safe_deserializer(deserialize: Callable[[bytes], Any] | None, method: str) 
             return _Undecodable(f"{type(exc).__name__}: {exc}"[:300])
 
     return decode
+
+
+class _ClippedContext:
+    """The servicer's context with every status message cut (harvester/echo.py): a message that
+    echoes a 20 KB name would not fit the status header, and the client would see
+    RESOURCE_EXHAUSTED instead of the answer (issue 25)."""
+
+    def __init__(self, context: grpc.ServicerContext) -> None:
+        self._context = context
+
+    def abort(self, code: grpc.StatusCode, details: str) -> None:
+        self._context.abort(code, clip(details))
+
+    def set_details(self, details: str) -> None:
+        self._context.set_details(clip(details))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
 
 
 def _guarded(method: str, request: Any, context: grpc.ServicerContext) -> None:
@@ -129,7 +174,7 @@ class _MetricsInterceptor(grpc.ServerInterceptor):
                 try:
                     _guarded(method, request, context)
                     try:
-                        response = inner(request, context)
+                        response = inner(request, _ClippedContext(context))
                     except Exception as exc:
                         if context.code() is not None or isinstance(exc, grpc.RpcError):
                             raise  # an abort(): its status stands
@@ -149,7 +194,7 @@ class _MetricsInterceptor(grpc.ServerInterceptor):
                 try:
                     _guarded(method, request, context)
                     try:
-                        yield from inner_stream(request, context)
+                        yield from inner_stream(request, _ClippedContext(context))
                     except Exception as exc:
                         if context.code() is not None or isinstance(exc, grpc.RpcError):
                             raise

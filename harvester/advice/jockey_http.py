@@ -32,6 +32,7 @@ from harvester.advice.yarn_advisor import _resources, _timestamp
 from harvester.board.jockey import ControlView, JobControl, JockeyBoard
 from harvester.config_jockey import JockeySettings, UtilitySettings
 from harvester.domain import Resources
+from harvester.echo import shown
 from harvester.v1 import slo_pb2
 
 PREFIX = "/v1/jockey"
@@ -157,7 +158,7 @@ def jockey_faces(j: JockeySettings, board: JockeyBoard) -> JockeyFaces:
         else:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "give app_id or job_name")
         if c is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"no deadline job with {request.job_name or request.app_id!r} "
+            context.abort(grpc.StatusCode.NOT_FOUND, f"no deadline job with {shown(request.job_name or request.app_id)} "
                                                      "at the last control tick")
         return deadline_control_message(c)
 

@@ -13,7 +13,9 @@ Routes (JSON; documents in advice/morpheus_documents.py):
 - POST /v1/morpheus/slo/reset            {"job", "by"?}   (back to following the inference)
 A sign-off moves the job's contract along its lifecycle (models/slo_contract.py), stores it
 (with its status history) and publishes it; the reservation loop plans from it at its next
-tick. Bad input answers 400 with the reason, an unknown job 404; nothing is half-applied.
+tick. Bad input answers 400 with the reason; a job neither in the SLO model nor holding a stored
+contract answers 404 to every command (issue 25: an override used to create one); nothing is
+half-applied.
 With Morpheus disabled there are no routes and SloAdvisor answers UNIMPLEMENTED saying how to
 enable it — unless Jockey runs: then SloAdvisor serves its GetDeadlineControl and answers the
 Morpheus RPCs with empty lists (no model).
@@ -32,6 +34,7 @@ from harvester.advice.morpheus_documents import record_doc, reservations_doc, sl
 from harvester.advice.slo_advisor import slo_advisor_service
 from harvester.board.morpheus import MorpheusBoard
 from harvester.config_morpheus import MorpheusSettings
+from harvester.echo import shown
 from harvester.history.store import HistoryStore
 from harvester.lifecycle import InvalidTransition
 from harvester.models.slo_contract import Override, SignOffError, SloContract, accept, new_contract, override, reject, reset
@@ -66,8 +69,8 @@ class SignOff:
             contracts = dict(self._board.contracts())
             model = self._board.model()
             jm = None if model is None else model.job(job)
-            if jm is None and job not in contracts and command != "override":
-                raise LookupError(f"no recurring job {job!r} (see GET {PREFIX}/slos)")
+            if jm is None and job not in contracts:  # every command alike: 404, nothing stored
+                raise LookupError(f"no recurring job {shown(job)} (see GET {PREFIX}/slos)")
             now = self._now()
             c = contracts.get(job) or new_contract(job, now)
             if command == "accept":
@@ -133,7 +136,7 @@ def morpheus_faces(m: MorpheusSettings, board: MorpheusBoard, store: HistoryStor
         model = board.model()
         jm = None if model is None else model.job(job)
         if jm is None:
-            return Response.json(404, {"error": f"no recurring job {job!r}"})
+            return Response.json(404, {"error": f"no recurring job {shown(job)}"})
         return Response.json(200, slo_detail(jm, board.contracts().get(job), board.reservations(), now()))
 
     def command(name: str) -> Route:

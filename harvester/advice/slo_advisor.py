@@ -24,6 +24,7 @@ from harvester.advice.yarn_advisor import _resources, _timestamp
 from harvester.board.morpheus import JobModel, MorpheusBoard
 from harvester.decisions.reservation_actions import ReservationSpec
 from harvester.domain import Resources
+from harvester.echo import shown
 from harvester.models.slo_contract import ContractState, effective_terms
 from harvester.observability.metrics import Metrics
 from harvester.v1 import slo_pb2, slo_pb2_grpc
@@ -104,7 +105,7 @@ class SloAdvisorServicer(slo_pb2_grpc.SloAdvisorServicer):
         model = self._board.model()
         j = None if model is None else model.job(request.job_name)
         if j is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"no recurring job {request.job_name!r} in the last refit")
+            context.abort(grpc.StatusCode.NOT_FOUND, f"no recurring job {shown(request.job_name)} in the last refit")
         return self._slo(j)
 
     def ListReservations(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802

@@ -20,7 +20,6 @@ the state board (board/harvesting.py: what the refit, jobs and guard loops publi
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from typing import Any
@@ -29,13 +28,14 @@ import grpc
 import numpy as np
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from harvester.advice.grpc_server import ServiceImpl
+from harvester.advice.grpc_server import ServiceImpl, duration_problem, resources_problem
 from harvester.board.harvesting import HarvestingBoard
 from harvester.board.node_ordering import NodeOrderings
 from harvester.board.versioned_board import VersionedBoard
 from harvester.decisions.class_selection import characterize, select_classes
 from harvester.decisions.strategy import DEFAULT_SELECTION, SelectionStrategy
 from harvester.domain import Resources
+from harvester.echo import shown
 from harvester.models.job_history import DemandError, JobType, Stage
 from harvester.models.patterns import Pattern
 from harvester.observability.metrics import Metrics
@@ -81,13 +81,17 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
     def SelectClasses(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802 (generated name)
         view = self._board.view()
         container = Resources(request.container.memory_mb, request.container.vcores)
-        if not request.HasField("container") or container.memory_mb <= 0 or container.vcores <= 0:
+        if not request.HasField("container"):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "container: memory_mb and vcores must both be > 0")
+        problem = resources_problem(container.memory_mb, container.vcores, "container")
+        if problem:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         if request.max_concurrent_containers < 0:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_concurrent_containers must be >= 0 (0 = derive)")
         last_run = request.last_run_seconds if request.HasField("last_run_seconds") else None
-        if last_run is not None and (not math.isfinite(last_run) or last_run < 0):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"last_run_seconds must be finite and >= 0, got {last_run}")
+        problem = None if last_run is None else duration_problem(last_run, "last_run_seconds")
+        if problem:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         if any(st.tasks < 0 for st in request.dag):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "dag: a stage's tasks must be >= 0")
         total = sum(st.tasks for st in request.dag)
@@ -185,7 +189,7 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
         job_type = JOB_TYPE_OF_PB.get(request.job_type) or pub.value.for_queue(request.queue)
         if job_type is None:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"queue {request.queue!r} has no job-length class: set job_type or list the queue in "
+                          f"queue {shown(request.queue)} has no job-length class: set job_type or list the queue in "
                           "harvesting.node_ordering.queues")
         order = pub.value.orders[job_type]
         if request.if_version_differs_from == pub.version:

@@ -35,6 +35,8 @@ from enum import Enum
 
 import numpy as np
 
+from harvester.echo import MAX_ECHO, clip, shown
+
 AttrValue = str | frozenset[str]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
@@ -130,7 +132,7 @@ class Constraint:
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.attribute):
-            raise ConstraintError(f"attribute {self.attribute!r}: expected a name like isa, cores, nic_gbps")
+            raise ConstraintError(f"attribute {shown(self.attribute)}: expected a name like isa, cores, nic_gbps")
         if not self.values or any(not v for v in self.values):
             raise ConstraintError(f"{self.attribute} {self.op.value}: needs a non-empty value")
         if self.op is not Op.IN and len(self.values) != 1:
@@ -140,7 +142,7 @@ class Constraint:
                else f"{self.attribute}{self.op.value}{self.values[0]}")
         object.__setattr__(self, "key", key)
         if self.op in _ORDERED and _number(self.values[0]) is None and _version(self.values[0]) is None:
-            raise ConstraintError(f"{self.key}: '{self.op.value}' needs a number or a dotted version")
+            raise ConstraintError(f"{clip(self.key, MAX_ECHO)}: '{self.op.value}' needs a number or a dotted version")
 
     def matches_value(self, value: AttrValue | None) -> bool:
         if value is None:

@@ -32,6 +32,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from harvester.echo import shown
+
 
 class JobType(str, Enum):
     SHORT = "short"
@@ -219,7 +221,7 @@ def classify_job(
     if last_run_s is None:
         run = model.last_run(job_name)
         if run is None:
-            return JobType.MEDIUM, f"job {job_name!r} has no past run: medium (§4.1)"
+            return JobType.MEDIUM, f"job {shown(job_name)} has no past run: medium (§4.1)"
         last_run_s, source = run.duration_s, f"last run {run.app_id}"
     else:
         source = "last run given"
@@ -247,7 +249,7 @@ def max_concurrent_from_dag(stages: Sequence[Stage]) -> tuple[int, str]:
     try:
         order = list(TopologicalSorter({s.name: s.parents for s in stages}).static_order())
     except CycleError as exc:
-        raise DemandError(f"DAG has a cycle through {exc.args[1]}") from None
+        raise DemandError(f"DAG has a cycle through {shown(exc.args[1])}") from None
     level: dict[str, int] = {}
     for name in order:
         level[name] = 1 + max((level[p] for p in by_name[name].parents), default=-1)
@@ -276,4 +278,4 @@ def required_containers(
     peak = model.peak_containers(job_name)
     if peak:
         return peak, f"peak of past runs of {job_name!r}: {peak} containers"
-    raise DemandError(f"job {job_name!r} has no past run with a known peak: give max_concurrent_containers or dag")
+    raise DemandError(f"job {shown(job_name)} has no past run with a known peak: give max_concurrent_containers or dag")

@@ -1,6 +1,7 @@
 """Durability and availability of HDFS-H's grid placement vs stock HDFS vs greedy (OSDI'16 §4.2, §6).
 
     harvester hdfs evaluate --traces ../shared/traces --out docs/evaluation      (harvester/cli_hdfs.py)
+    (without --traces: the vendored samples, Bitbrains cut; without --out: var/eval/hdfs)
 
 What one *cell* (a utilization level and a seed, plus any sensitivity override) runs:
 
@@ -47,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from harvester.eval_paths import traces_note
 from harvester.observability.progress import Progress
 from harvester.sim.fit import SOURCES, load_patterns
 from harvester.sim.sweep import make_executor
@@ -251,16 +253,20 @@ def run(args: argparse.Namespace, write_report) -> int:
     if args.from_results is not None:
         return rerender(args.from_results, args.out, write_report)
     if not (args.traces / SOURCES["bitbrains"]).is_file():
-        print(f"harvester: no Bitbrains trace under {args.traces} (expected {SOURCES['bitbrains']})", file=sys.stderr)
+        print(f"harvester: no Bitbrains trace under {args.traces} (expected {SOURCES['bitbrains']}; give --traces DIR)",
+              file=sys.stderr)
         return 2
     if any(not 0 < x < 1 for x in args.levels) or (args.servers or 40) < 40 or (args.blocks_per_server or 1) < 1:
         print("harvester: --levels must be in (0, 1), --servers >= 40, --blocks-per-server >= 1", file=sys.stderr)
         return 2
+    note = traces_note(args.traces, [SOURCES["bitbrains"], SOURCES["alibaba-machines"]])  # what load_trace_rows reads
+    if note:
+        print(note, flush=True)
     t0 = time.perf_counter()
     rows, provenance = load_trace_rows(args.traces, args.trace_limit, np.random.default_rng(0))
     setup = Setup(servers=args.servers or Setup.servers, blocks_per_server=args.blocks_per_server or Setup.blocks_per_server)
     todo = cells(setup, levels=args.levels, seeds=args.seeds, sensitivity=not args.no_sensitivity)
-    with make_executor(args.workers) as pool:
+    with make_executor(args.processes) as pool:
         results = run_cells(todo, rows, pool, quiet=args.quiet)
     command = (f"harvester hdfs evaluate --traces {args.traces} --out {args.out} "
                f"--levels {' '.join(f'{x:g}' for x in args.levels)} --seeds {' '.join(map(str, args.seeds))} "
@@ -268,7 +274,7 @@ def run(args: argparse.Namespace, write_report) -> int:
                + (" --no-sensitivity" if args.no_sensitivity else "")
                + (f" --trace-limit {args.trace_limit}" if args.trace_limit else ""))
     written = write_report(results, setup, args.out, provenance=provenance, command=command,
-                           wall_s=time.perf_counter() - t0, workers=args.workers)
+                           wall_s=time.perf_counter() - t0, workers=args.processes)
     for p in written:
         print(p)
     return 0

@@ -131,7 +131,7 @@ def test_settings_files_validate(relpath: str, tmp_path: Path) -> None:
     settings = load_settings(ROOT / relpath, environ={})
     assert isinstance(settings, Settings)
     settings = settings.model_copy(update={"store": settings.store.model_copy(update={"path": tmp_path / "h.db"})})
-    preflight(settings, bind=False, environ={})
+    preflight(settings, environ={})
 
 
 def test_sidecar_polls_the_resourcemanager_service(

@@ -137,6 +137,7 @@ def test_a_read_only_store_at_run_time_is_one_line_and_a_clear_not_ready(immutab
 def test_refits_are_rate_limited(tmp_path: Path) -> None:
     token = tmp_path / "token"
     token.write_text(TOKEN)
+    token.chmod(0o600)  # a token file open to others is refused (docs/security.md)
     from emu_cluster import EmuCluster
 
     with EmuCluster() as cluster:

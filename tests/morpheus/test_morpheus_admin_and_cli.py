@@ -64,6 +64,10 @@ def test_the_documents(rig: Rig) -> None:
 @pytest.mark.parametrize(("path", "body", "status", "error"), [
     ("/v1/morpheus/slo/accept", {}, 400, "'job' must be a non-empty string"),
     ("/v1/morpheus/slo/accept", {"job": "nope"}, 404, "no recurring job 'nope'"),
+    # issue 25: every sign-off of an unknown job is a 404 that stores nothing (override stored one)
+    ("/v1/morpheus/slo/override", {"job": "nope", "deadline_s": 100}, 404, "no recurring job 'nope'"),
+    ("/v1/morpheus/slo/reject", {"job": "nope"}, 404, "no recurring job 'nope'"),
+    ("/v1/morpheus/slo/reset", {"job": "nope"}, 404, "no recurring job 'nope'"),
     ("/v1/morpheus/slo/override", {"job": JOB.name}, 400, "needs at least one of"),
     ("/v1/morpheus/slo/override", {"job": JOB.name, "deadline_s": "soon"}, 400, "'deadline_s' must be a number"),
     ("/v1/morpheus/slo/override", {"job": JOB.name, "skyline_scale": -1}, 400, "skyline_scale must be > 0"),

@@ -27,6 +27,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Harvester]:
     nn = FakeNameNode(info_doc([DN(f"web-{i}", f"10.0.0.{i}") for i in range(3)]))
     token = tmp_path_factory.mktemp("auth") / "token"
     token.write_text(TOKEN)
+    token.chmod(0o600)  # a token file open to others is refused (docs/security.md)
     settings = parse_settings({
         "server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2,
                    "auth": {"token_file": str(token)}, "admin_http": {"max_body_bytes": 4096}},

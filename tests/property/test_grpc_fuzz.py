@@ -13,17 +13,12 @@ import grpc
 import pytest
 from google.protobuf import message_factory
 from google.protobuf.descriptor import FieldDescriptor
+from grpc_sidecar import advised_channel
 from hypothesis import HealthCheck, given, settings, strategies as st
-from nn_fakes import DN, FakeNameNode, info_doc
-from prometheus_client import CollectorRegistry
 
 from harvester.advice.grpc_server import CONTRACT
-from harvester.app import Harvester
-from harvester.clock import SimClock
-from harvester.config import parse_settings
 from harvester.v1 import common_pb2, yarn_advisor_pb2, yarn_advisor_pb2_grpc
 
-T0 = 1_795_430_000.0
 #: Deliberate answers; UNKNOWN / INTERNAL would be a servicer that did not look at its input.
 ALLOWED = {grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION,
            grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -97,21 +92,8 @@ def message(desc: Any, depth: int = 0) -> st.SearchStrategy[Any]:
 
 @pytest.fixture(scope="module")
 def channel() -> Iterator[grpc.Channel]:
-    nn = FakeNameNode(info_doc([DN(f"web-{i}", f"10.0.0.{i}") for i in range(3)]))
-    settings = parse_settings({"server": {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0"},
-                               "embedded": {"listen": "127.0.0.1:0"}, "store": {"backend": "memory"},
-                               "hdfs": {"enabled": True, "namenode_urls": [nn.url]}}, environ={})
-    app = Harvester(settings, clock=SimClock(T0), registry=CollectorRegistry())
-    app.start(run_loops=False)
-    for name in ("refit", "telemetry", "guard", "node-ordering", "hdfs-poll", "hdfs-refit"):
-        app.loop(name).run_once()
-    ch = grpc.insecure_channel(app.grpc.address)
-    try:
+    with advised_channel() as ch:
         yield ch
-    finally:
-        ch.close()
-        app.stop()
-        nn.close()
 
 
 def _call(channel: grpc.Channel, service: str, method: Any, payload: bytes) -> grpc.StatusCode:

@@ -22,7 +22,7 @@ def test_a_tiny_evaluation_writes_a_consistent_report(tmp_path: Path) -> None:
     ap = argparse.ArgumentParser()
     add_evaluate_arguments(ap)
     args = ap.parse_args(["--traces", str(TRACES_DIR), "--out", str(tmp_path), "--levels", "0.5", "--seeds", "3",
-                          "--servers", "80", "--blocks-per-server", "4", "--no-sensitivity", "--workers", "1",
+                          "--servers", "80", "--blocks-per-server", "4", "--no-sensitivity", "--processes", "1",
                           "--quiet"])
     assert run(args, write_report) == 0
     raw = json.loads((tmp_path / "hdfs_grid_results.json").read_text())

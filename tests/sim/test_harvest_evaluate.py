@@ -27,7 +27,7 @@ def test_the_evaluation_runs_every_policy_and_writes_the_report(tmp_path: Path, 
     scenario.write_text(yaml.safe_dump(TINY), encoding="utf-8")
     out = tmp_path / "eval"
     code = main(["evaluate", "harvesting", "--scenario", str(scenario), "--levels", "0.3,0.6", "--seeds", "1,2",
-                 "--workers", "2", "--out", str(out), "--quiet"])
+                 "--processes", "2", "--out", str(out), "--quiet"])
     assert code == 0
     md = (out / "harvesting-results.md").read_text(encoding="utf-8")
     for level in ("30%", "60%"):
@@ -71,7 +71,7 @@ def test_a_report_from_saved_runs_lists_the_cells_not_run(tmp_path: Path, capsys
     scenario = tmp_path / "tiny.yaml"
     scenario.write_text(yaml.safe_dump(TINY), encoding="utf-8")
     runs, base = tmp_path / "runs", ["evaluate", "harvesting", "--scenario", str(scenario), "--levels", "0.3", "--quiet"]
-    assert main([*base, "--seeds", "1", "--policy", "yarn-pt", "--policy", "stock-yarn", "--workers", "1",
+    assert main([*base, "--seeds", "1", "--policy", "yarn-pt", "--policy", "stock-yarn", "--processes", "1",
                  "--runs", str(runs), "--out", str(tmp_path / "first")]) == 0
     assert len(list(runs.glob("*.json"))) == 2
     assert main([*base, "--seeds", "1,2", "--policy", "yarn-pt", "--policy", "stock-yarn", "--runs", str(runs),

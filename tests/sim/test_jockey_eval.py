@@ -53,7 +53,7 @@ def test_controlled_run_releases_containers_in_the_narrow_tail() -> None:
 def test_evaluate_job_rows_and_the_static_oracle_meets_what_jockey_met() -> None:
     spec = build_job("tiny", 0.0, [("a", np.full(30, 40.0), 1, 1024, []), ("b", np.full(5, 60.0), 1, 1024, [0]),
                                    ("c", np.full(1, 80.0), 1, 1024, [1])])
-    setup = Setup(jobs=1, seeds=3, deadline_factors=(2.5,), cpa_runs=8, levels=8, prior=2)
+    setup = Setup(jobs=1, seeds=(0, 1, 2), deadline_factors=(2.5,), cpa_runs=8, levels=8, prior=2)
     out = evaluate_job(spec, setup, example=True)
     rows = out["rows"]
     assert {r["policy"] for r in rows} >= {"jockey", "jockey-no-cap", "amdahl", "static-model", "max"}
@@ -69,8 +69,8 @@ def test_evaluate_job_rows_and_the_static_oracle_meets_what_jockey_met() -> None
 
 
 def test_cli_writes_results_and_rejects_bad_input(tmp_path: Path, traces_dir: Path) -> None:
-    args = ["--traces", str(traces_dir), "--out", str(tmp_path), "--jobs", "1", "--seeds", "1", "--cpa-runs", "3",
-            "--levels", "5", "--workers", "1", "--scenarios", "nominal", "--factors", "3", "--limit", "3000"]
+    args = ["--traces", str(traces_dir), "--out", str(tmp_path), "--job-count", "1", "--seeds", "0-0", "--cpa-runs", "3",
+            "--cpa-levels", "5", "--processes", "1", "--scenarios", "nominal", "--factors", "3", "--limit", "3000"]
     assert main(args) == 0
     result = load_results(tmp_path / "jockey-results.json.gz")
     assert result["rows"][0]["policy"] and result["rows"][0]["job"] == result["jobs"][0]["job"]

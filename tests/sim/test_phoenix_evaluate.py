@@ -57,7 +57,7 @@ def test_ratios_are_per_seed_and_summarized_geometrically(rows) -> None:
 
 
 def test_cli_writes_the_report(traces_dir_module: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["evaluate", "phoenix", "--traces", str(traces_dir_module), "--workers", "300", "--loads", "2",
+    code = main(["evaluate", "phoenix", "--traces", str(traces_dir_module), "--servers", "300", "--loads", "2",
                  "--seeds", "1", "--limit", "120", "--policy", "Eagle-C", "--policy", "Phoenix", "--policy", "Sparrow-C",
                  "--out", str(tmp_path), "--quiet"])
     assert code == 0

@@ -93,7 +93,7 @@ def test_sweep_runs_cells_in_a_process_pool_into_one_table(repo_root: Path, tmp_
     sets = [x for k, v in SMALL.items() for x in ("--set", f"{k}={v}")]
     code = main(["sweep", "--scenario", str(repo_root / "deploy/scenarios/small-stock-yarn.yaml"), "--policy", "stock-yarn",
                  "--policy", "primary-aware", "--param", "substrate.reaction_delay_s=1,10", "--seeds", "1",
-                 "--workers", "2", "--quiet", "--out", str(tmp_path), *sets])
+                 "--processes", "2", "--quiet", "--out", str(tmp_path), *sets])
     out = capsys.readouterr().out
     assert code == 0
     rows = json.loads((tmp_path / "sweep.json").read_text())

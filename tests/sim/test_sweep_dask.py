@@ -48,7 +48,7 @@ def _sweep(repo_root: Path, out: Path, *executor: str) -> list[dict[str, Any]]:
 
 
 def test_sweep_on_a_dask_cluster_matches_the_local_pool(repo_root: Path, tmp_path: Path) -> None:
-    local = _sweep(repo_root, tmp_path / "local", "--workers", "2")
+    local = _sweep(repo_root, tmp_path / "local", "--processes", "2")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         finished = FinishedOn()
         cluster.scheduler.add_plugin(finished)

@@ -54,6 +54,7 @@ class JockeyRig(Rig):
             job["reservation_name"] = reservation_name
         self.token_file = tmp / "admin.token"  # deadline changes are admin writes (docs/security.md)
         self.token_file.write_text(ADMIN_TOKEN + "\n")
+        self.token_file.chmod(0o600)  # a token file open to others is refused
         server = {"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2,
                   "auth": {"token_file": str(self.token_file)}}
         settings = emulator_settings(self.cluster.url, server=server, morpheus=morpheus or {"enabled": False}, jockey={

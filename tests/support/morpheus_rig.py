@@ -47,6 +47,7 @@ class Rig:
         self._dir = Path(tempfile.mkdtemp(prefix="morpheus-rig-"))
         self.token_file = self._dir / "admin.token"
         self.token_file.write_text(ADMIN_TOKEN + "\n")
+        self.token_file.chmod(0o600)  # a token file open to others is refused
         settings = emulator_settings(
             self.cluster.url,
             server={"grpc_listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "shutdown_grace_s": 0.2,

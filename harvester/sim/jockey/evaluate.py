@@ -1,6 +1,7 @@
 """Jockey in the simulator: deadlines met and reserved resource-time (docs/evaluation/jockey.md).
 
     python -m harvester.sim.jockey.evaluate --traces ../shared/traces --out docs/evaluation
+    (without --traces: the vendored samples; without --out: var/eval/jockey)
 
 Per job (Alibaba 2018 DAGs, chosen by `select_jobs`):
 1. the true job = the trace DAG + `Variability` (truth.py);
@@ -31,6 +32,7 @@ Per job (Alibaba 2018 DAGs, chosen by `select_jobs`):
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 import time
@@ -41,7 +43,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from harvester.arglists import add_number_list
+from harvester.arglists import add_deprecated, add_number_list, add_processes
+from harvester.eval_paths import add_traces_and_out, traces_note
 from harvester.observability.progress import Progress
 from harvester.decisions.deadline_control import DeadlineParams
 from harvester.decisions.deadline_utility import DeadlineUtility
@@ -88,7 +91,7 @@ SCENARIOS: dict[str, Injection] = {
 @dataclass(frozen=True)
 class Setup:
     jobs: int = 24
-    seeds: int = 10
+    seeds: tuple[int, ...] = tuple(range(10))
     deadline_factors: tuple[float, ...] = (2.0, 3.0)
     scenarios: tuple[str, ...] = ("nominal", "injected")
     cpa_runs: int = 100
@@ -156,11 +159,11 @@ def evaluate_job(spec: JobSpec, setup: Setup, example: bool = False) -> dict[str
             period = deadline * setup.period_fraction
             static_a = _static_model(table, prm, deadline, levels)
             runs = []
-            for seed in range(setup.seeds):
+            for seed in setup.seeds:
                 rng = np.random.default_rng([setup.seed, seed, 7])  # evaluation draws: disjoint from training seeds
                 draws = draw(cluster, rng)
                 dist = inj.disturbance(rng, deadline)
-                keep = example and seed == 0 and factor == setup.deadline_factors[0]
+                keep = example and seed == setup.seeds[0] and factor == setup.deadline_factors[0]
                 outs = {p.name: run_once(cluster, draws, p, util, period_s=period, disturbance=dist, keep_decisions=keep)
                         for p in controlled}
                 for pol in (Static("static-model", static_a), Static("max", int(levels[-1]))):
@@ -281,22 +284,27 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def build_parser(prog: str = "python -m harvester.sim.jockey.evaluate") -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
-    ap.add_argument("--traces", default="../shared/traces", help="the traces folder (holds alibaba-2018-batch-dags/)")
-    ap.add_argument("--out", default="docs/evaluation", help="writes jockey-results.json.gz and img/jockey.png here")
-    ap.add_argument("--jobs", type=int, default=Setup.jobs, metavar="COUNT", help="how many DAGs (spread by task count)")
-    ap.add_argument("--seeds", type=int, default=Setup.seeds, metavar="COUNT",
-                    help="runs per job, deadline and scenario (a count: seeds 0..COUNT-1)")
+    add_traces_and_out(ap, "jockey", "alibaba-2018-batch-dags/; writes jockey-results.json.gz and img/jockey.png")
+    ap.add_argument("--job-count", type=int, default=Setup.jobs, metavar="COUNT", help="how many DAGs (spread by task count)")
+    add_deprecated(ap, "--jobs", "--job-count", dest="job_count", kind=int,
+                   why=" here (elsewhere --jobs names a job trace)")
+    add_number_list(ap, "--seeds", int, default=None,
+                    help=f"the evaluation's seeds, one run each per job, deadline and scenario (default "
+                         f"{Setup.seeds[0]}-{Setup.seeds[-1]}); ONE value alone is still read as a count, the old "
+                         "spelling (deprecated): write one seed as a range, e.g. 4-4")
     ap.add_argument("--cpa-runs", type=int, default=Setup.cpa_runs, metavar="COUNT",
                     help="simulated runs per allocation level for the C(p,a) table")
-    ap.add_argument("--levels", type=int, default=Setup.levels, metavar="COUNT",
-                    help="allocation levels of the C(p,a) table (a count, not a list)")
+    ap.add_argument("--cpa-levels", type=int, default=Setup.levels, metavar="COUNT",
+                    help="allocation levels of the C(p,a) table (a count)")
+    add_deprecated(ap, "--levels", "--cpa-levels", dest="cpa_levels", kind=int,
+                   why=" here (elsewhere --levels is a list of utilization levels)")
     add_number_list(ap, "--factors", float, default=list(Setup.deadline_factors),
                     help="deadline factors (× the model's median makespan at the widest level)")
     ap.add_argument("--scenarios", default=",".join(Setup.scenarios), help="comma-separated: nominal, injected")
     ap.add_argument("--quantile", type=float, default=DeadlineParams().quantile)
     ap.add_argument("--slack", type=float, default=DeadlineParams().slack)
     ap.add_argument("--early-slack", type=float, default=DeadlineParams().early_slack)
-    ap.add_argument("--workers", type=int, default=2, help="worker processes")
+    add_processes(ap, 2)
     ap.add_argument("--limit", type=int, default=None, help="read at most this many trace rows (quick runs)")
     ap.add_argument("--tuning", action="store_true",
                     help="the jobs half way between the evaluation's picks (disjoint: used to choose parameters)")
@@ -310,8 +318,30 @@ def build_parser(prog: str = "python -m harvester.sim.jockey.evaluate") -> argpa
     return ap
 
 
+def seeds_of(given: list[int] | None, given_as: Sequence[str], prog: str) -> tuple[int, ...]:
+    """The seeds of `--seeds`: a list, as in every command; one bare integer N alone is the old
+    count (seeds 0..N-1), kept for now with a warning (arglists.py, issue 25)."""
+    if not given:
+        return Setup.seeds
+    raw: list[str] = []  # the text given to the last --seeds
+    for i, token in enumerate(given_as):
+        if token == "--seeds":
+            raw = list(itertools.takewhile(lambda t: not t.startswith("--"), given_as[i + 1:]))
+        elif token.startswith("--seeds="):
+            raw = [token.partition("=")[2]]
+    if len(raw) == 1 and raw[0].strip().isdigit():
+        n = given[0]
+        print(f"{prog}: warning: --seeds {n} as a count is deprecated: it still runs seeds 0-{n - 1}; --seeds takes a "
+              f"list everywhere (--seeds 0-{n - 1}; one seed: --seeds {n}-{n})", file=sys.stderr)
+        if n < 1:
+            raise ValueError(f"--seeds {n}: a count must be >= 1")
+        return tuple(range(n))
+    return tuple(given)
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m harvester.sim.jockey.evaluate") -> int:
     a = build_parser(prog).parse_args(argv)
+    argv_list = list(sys.argv[1:] if argv is None else argv)
     try:
         scenarios = tuple(s for s in a.scenarios.split(",") if s)
         unknown = [s for s in scenarios if s not in SCENARIOS]
@@ -322,21 +352,25 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m harvester.sim
             raise ValueError(f"--policies must include jockey and name only {', '.join(Setup.policies)}")
         base = DeadlineParams(quantile=a.quantile, slack=a.slack, early_slack=a.early_slack)
         variants = tuple((f"jockey[{v}]", _params(base, v)) for v in a.variant)
-        setup = Setup(jobs=a.jobs, seeds=a.seeds, cpa_runs=a.cpa_runs, levels=a.levels, scenarios=scenarios, policies=policies,
+        setup = Setup(jobs=a.job_count, seeds=seeds_of(a.seeds, argv_list, prog), cpa_runs=a.cpa_runs, levels=a.cpa_levels,
+                      scenarios=scenarios, policies=policies,
                       variants=variants,
                       deadline_factors=tuple(a.factors),
                       params=base)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     trace = Path(a.traces) / TRACE
     if not trace.is_file():
-        print(f"error: {trace}: no such trace file (pass --traces)", file=sys.stderr)
+        print(f"{prog}: traces not found: {trace} (give --traces DIR)", file=sys.stderr)
         return 2
+    note = traces_note(Path(a.traces), [TRACE])
+    if note:
+        print(note, flush=True)
     t0 = time.perf_counter()
     specs = select_jobs(load_jobs("alibaba-2018-dags", trace, limit=a.limit), setup, offset=0.5 if a.tuning else 0.0)
     specs = [s for s in specs if a.below is None or s.tasks <= a.below]
-    result = run_evaluation(specs, setup, workers=a.workers, progress=not a.quiet)
+    result = run_evaluation(specs, setup, workers=a.processes, progress=not a.quiet)
     result["elapsed_s"] = time.perf_counter() - t0
     result["command"] = f"{prog} " + " ".join(argv if argv is not None else sys.argv[1:])
     out = Path(a.out)
