@@ -23,8 +23,9 @@ from harvester.advice.jockey_http import job_doc
 from harvester.advice.morpheus_documents import record_doc
 from harvester.board.jockey import ControlView, JobControl
 from harvester.board.morpheus import ReservationsView
-from harvester.decisions.reservation_lifecycle import ManagedReservation
+from harvester.decisions.reservation_lifecycle import ManagedReservation, ReservationState
 from harvester.domain import DecisionRecord
+from harvester.timefmt import span, when
 
 ABOUT = "a reservation (the RM's reservation_… id, Morpheus's job@period key, or a job name): its state, " \
         "Morpheus's plan/submit/update/delete, DRA grants, nudges, Jockey's resizes"
@@ -93,11 +94,16 @@ def _record_lines(view: ReservationsView, r: ManagedReservation, now: float) -> 
     last = r.lifecycle.history[-1]
     stages = "+".join(f"{st.containers}×<{st.container.memory_mb} MB, {st.container.vcores} vc> for "
                       f"{st.duration_ms / 1000:.0f} s" for st in r.spec.stages)
-    lines = [f"Morpheus {r.key} ({r.reservation_id or 'no id yet'}): {r.state.value} for {now - r.lifecycle.since:.0f} s "
+    lines = [f"Morpheus {r.key} ({r.reservation_id or 'no id yet'}): {r.state.value} for {span(now - r.lifecycle.since)} "
              f"— {last.reason}",
-             f"window {r.spec.arrival_ms / 1000:.0f}..{r.spec.deadline_ms / 1000:.0f} (epoch s), "
-             f"{'every ' + format(r.spec.recurrence_ms / 1000, '.0f') + ' s, ' if r.spec.recurrence_ms else ''}"
+             f"window {when(r.spec.arrival_ms / 1000, now)} .. {when(r.spec.deadline_ms / 1000, now)}, "
+             f"{'every ' + span(r.spec.recurrence_ms / 1000) + ', ' if r.spec.recurrence_ms else ''}"
              f"stages {stages or '-'}, named {r.spec.name!r}"]
+    if r.state is ReservationState.PLANNED and r.refusals:
+        retry = "at the next tick" if r.retry_at is None or r.retry_at <= now else f"at {when(r.retry_at, now)}"
+        lines.append(f"refused {r.refusals} time(s) by the RM for lack of capacity (last: {r.last_error}); the submit is "
+                     f"tried again {retry}, the wait doubling up to morpheus.reservations.refused_retry_max_s, while the "
+                     "window can still be submitted")
     planned = next((e for e in view.planned if e.job == r.job), None)
     if planned is not None:
         lines.append(f"LowCost (§6) placed {r.job} at offset {planned.placement.start} of {planned.placement.period_steps} "
@@ -141,6 +147,8 @@ _BY_TEXT = (
     ("no longer planned", (("morpheus.slo.require_sign_off", "true: only signed-off terms are planned"),)),
     ("not admitted", (("morpheus.plan.capacity_fraction", "a larger share lets LowCost admit larger resizes"),)),
     ("REJECTED", (("morpheus.plan.capacity_fraction", "LowCost plans into this share of the plan queue"),)),
+    ("lack of capacity", ((_R + "refused_retry_max_s", "the longest wait between two submits the RM refused for lack "
+                                                      "of capacity"),)),
     ("LOST", ((_R + "confirm_grace_s", "how long a submitted reservation may be missing from the RM's list"),)),
     ("ended", ((_R + "delete_ended_after_s", "an ended one-off reservation is deleted this long after its window"),)),
     ("dra_grant", (("morpheus.dra.rho", "a grant is at most rho × the recent skyline allocation"),
