@@ -277,7 +277,7 @@ class Harvester:
                 backfill_demo_recurring(self.store, self.clock.now(), settings.embedded.seed)
                 self.control.morpheus_refit.request()
         self.loops = [ControlLoop(spec.name, spec.interval_s, spec.tick, self.clock, self.metrics,
-                                  backoff_max_s=spec.backoff_max_s) for spec in self.control.loops]
+                                  backoff_max_s=spec.backoff_max_s, retry_s=spec.retry_s) for spec in self.control.loops]
         slots = WaitSlots(settings.server.admin_http.max_long_polls)  # shared by every long-poll route
         self.hdfs = hdfs_faces(settings.hdfs, self.control.placement, self.store, self.metrics, slots=slots)
         # the RM plug-in's node orders (GET /v1/yarn/node-ordering, gRPC GetNodeOrdering)
