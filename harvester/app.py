@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import tempfile
 import threading
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -120,13 +122,31 @@ def morpheus_settings(settings: Settings, *, embedded: bool | None = None) -> Mo
     return m
 
 
-def jockey_settings(settings: Settings, *, embedded: bool | None = None) -> JockeySettings:
+def jockey_settings(settings: Settings, *, embedded: bool | None = None, demo_dir: Path | None = None) -> JockeySettings:
     """The `jockey:` section with `enabled: null` resolved like Morpheus's; the embedded demo
-    with no job gets the demo's deadline job (emulator/demo_deadline.py)."""
+    with no job gets the demo's deadline job (emulator/demo_deadline.py), its prior runs written
+    in `demo_dir` (`Harvester` passes the state directory, or a temporary one it removes)."""
     j = settings.jockey
     on = j.enabled if j.enabled is not None else (settings.cluster.source == "embedded" if embedded is None else embedded)
     j = j.model_copy(update={"enabled": on})
-    return demo_deadline.with_demo_job(j) if on and embedded else j
+    if not (on and embedded):
+        return j
+    if demo_dir is None:
+        raise ValueError("the embedded demo's Jockey job needs a directory for its prior runs (demo_files_dir)")
+    return demo_deadline.with_demo_job(j, demo_dir)
+
+
+def demo_files_dir(settings: Settings) -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:
+    """Where the embedded demo's files go: `demo/` beside the SQLite store (the state directory;
+    one per store, rewritten at each start), or with the memory store — nothing on disk promised —
+    a temporary directory, returned so that `stop()` removes it (issue 25: one was left in the
+    system temp directory per start)."""
+    if settings.store.backend == "sqlite":
+        where = Path(settings.store.path).parent / "demo"
+        where.mkdir(parents=True, exist_ok=True)
+        return where, None
+    tmp = tempfile.TemporaryDirectory(prefix="harvester-demo-jockey-")
+    return Path(tmp.name), tmp
 
 
 def name_rule(m: MorpheusSettings) -> NameNormalizer:
@@ -232,7 +252,11 @@ class Harvester:
         token = read_admin_token(settings.server.auth.token_file)  # before anything starts: a bad one stops here
         self.store = store if store is not None else open_store(settings)
         self.source = source or build_source(settings, self.embedded)
-        j = self.jockey_settings = jockey_settings(settings, embedded=self.embedded is not None)
+        self._demo_tmp: tempfile.TemporaryDirectory[str] | None = None
+        demo_dir = None
+        if self.embedded is not None:
+            demo_dir, self._demo_tmp = demo_files_dir(settings)
+        j = self.jockey_settings = jockey_settings(settings, embedded=self.embedded is not None, demo_dir=demo_dir)
         if (h.actuate or ((m.enabled and m.actuate) or (j.enabled and j.actuate)) and m.nudge.enabled) and actuator is None:
             # nudges use it too; every action's deadline: the guard's staleness limit, its period
             actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock,
@@ -358,6 +382,8 @@ class Harvester:
         self.admin.stop()
         if self.embedded is not None:
             self.embedded.stop()
+        if self._demo_tmp is not None:
+            self._demo_tmp.cleanup()
         self.store.close()
         log.info("harvester stopped")
 
