@@ -414,7 +414,8 @@ class Harvester:
         # the resolved settings (embedded default's Morpheus / Jockey sections), as the loops run them
         return ExplainSources(self.control.settings, self.harvesting, self.clock.now(), self.store,
                               LiveView(self.state.view(), self.state.guard_status(), None if snap is None else snap.time,
-                                       self.control.morpheus.reservations(), self.control.jockey_board.control()))
+                                       self.control.morpheus.reservations(), self.control.jockey_board.control(),
+                                       self.control.morpheus.model()))
 
     def _refit(self, req: Request) -> Response:
         """POST /v1/harvesting/refit: refit now (in a worker thread), answer the new classes; at

@@ -106,7 +106,7 @@ def test_the_reservation_jockey_resizes_is_explained_with_its_rule(tmp_path: Pat
         assert ctl is not None and ctl.fate == "sent" and ctl.decided is not None
         assert main(["explain", "reservation", ctl.reservation_id, "--admin", f"http://{app.admin.address}"]) == 0
         out = capsys.readouterr().out
-        assert "not one of Morpheus's reservations" in out and f"Jockey drives it for {dd.JOB}" in out
+        assert "not one of Morpheus's reservations" in out and f"Jockey drives {dd.JOB}" in out
         assert f"jockey resize {ctl.reservation_id} {dd.RESERVED} → {ctl.decided} containers — sent" in out
         assert f"formula: Jockey: {ctl.reason}" in out and "change it with: jockey.quantile (now 0.95)" in out
         by_name = _doc(app, dd.JOB)
