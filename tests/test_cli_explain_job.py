@@ -46,6 +46,8 @@ def test_the_demos_running_apps_are_explained(demo: Harvester, capsys: pytest.Ca
         assert app["app_id"].startswith("application_") and app["containers"] >= 1
         assert "preempted" in out, "the RM's own count of the containers it took (rm_overcommit cuts)"
         assert "no finished run" in out and "not one of Morpheus's recurring jobs" in out and "not a Jockey deadline job" in out
+        code, out, by_id = _explain(demo, app["app_id"], capsys)
+        assert code == 0 and f"{app['app_id']} is an app of job {job!r}" in out and by_id["job"] == job
 
 
 def test_a_morpheus_recurring_job_shows_its_slo_and_reservation(demo: Harvester,

@@ -74,7 +74,7 @@ def explain_job(s: ExplainSources, subject: str, limit: int) -> dict[str, Any] |
     if not runs and not running and history.last_run(job) is None and model is None and not reservations \
             and jockey is None:
         return None
-    summary: list[str] = []
+    summary: list[str] = [] if job == subject else [f"{subject} is an app of job {job!r}"]
     job_type, selection = _algorithm1(s, job, runs, history, summary)
     summary += [_running_line(a, s.now) for a in running]
     app_ids = [r.app_id for r in runs] + [a.app_id for a in running]
