@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from rm_client.tables import duration
+
 
 def iso_utc(t: float) -> str:
     """Epoch seconds as ISO-8601 UTC to the second (`Z`)."""
@@ -18,18 +20,8 @@ def iso_utc(t: float) -> str:
 
 
 def span(seconds: float) -> str:
-    """A non-negative duration in its two largest units: 45s, 3m12s, 2h05m, 3d04h."""
-    s = int(round(abs(seconds)))
-    days, s = divmod(s, 86400)
-    hours, s = divmod(s, 3600)
-    minutes, s = divmod(s, 60)
-    if days:
-        return f"{days}d{hours:02d}h"
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    if minutes:
-        return f"{minutes}m{s:02d}s"
-    return f"{s}s"
+    """A duration's size in its two largest units: 45s, 3m12s, 2h05m, 3d4h (rm_client's tables' form)."""
+    return duration(int(round(abs(seconds))) * 1000)
 
 
 def relative(t: float, now: float) -> str:
