@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import tempfile
 import threading
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -120,13 +122,31 @@ def morpheus_settings(settings: Settings, *, embedded: bool | None = None) -> Mo
     return m
 
 
-def jockey_settings(settings: Settings, *, embedded: bool | None = None) -> JockeySettings:
+def jockey_settings(settings: Settings, *, embedded: bool | None = None, demo_dir: Path | None = None) -> JockeySettings:
     """The `jockey:` section with `enabled: null` resolved like Morpheus's; the embedded demo
-    with no job gets the demo's deadline job (emulator/demo_deadline.py)."""
+    with no job gets the demo's deadline job (emulator/demo_deadline.py), its prior runs written
+    in `demo_dir` (`Harvester` passes the state directory, or a temporary one it removes)."""
     j = settings.jockey
     on = j.enabled if j.enabled is not None else (settings.cluster.source == "embedded" if embedded is None else embedded)
     j = j.model_copy(update={"enabled": on})
-    return demo_deadline.with_demo_job(j) if on and embedded else j
+    if not (on and embedded):
+        return j
+    if demo_dir is None:
+        raise ValueError("the embedded demo's Jockey job needs a directory for its prior runs (demo_files_dir)")
+    return demo_deadline.with_demo_job(j, demo_dir)
+
+
+def demo_files_dir(settings: Settings) -> tuple[Path, tempfile.TemporaryDirectory[str] | None]:
+    """Where the embedded demo's files go: `demo/` beside the SQLite store (the state directory;
+    one per store, rewritten at each start), or with the memory store — nothing on disk promised —
+    a temporary directory, returned so that `stop()` removes it (issue 25: one was left in the
+    system temp directory per start)."""
+    if settings.store.backend == "sqlite":
+        where = Path(settings.store.path).parent / "demo"
+        where.mkdir(parents=True, exist_ok=True)
+        return where, None
+    tmp = tempfile.TemporaryDirectory(prefix="harvester-demo-jockey-")
+    return Path(tmp.name), tmp
 
 
 def name_rule(m: MorpheusSettings) -> NameNormalizer:
@@ -233,7 +253,11 @@ class Harvester:
         token = serving_token(settings.server.auth.token_file, embedded=settings.cluster.source == "embedded")
         self.store = store if store is not None else open_store(settings)
         self.source = source or build_source(settings, self.embedded)
-        j = self.jockey_settings = jockey_settings(settings, embedded=self.embedded is not None)
+        self._demo_tmp: tempfile.TemporaryDirectory[str] | None = None
+        demo_dir = None
+        if self.embedded is not None:
+            demo_dir, self._demo_tmp = demo_files_dir(settings)
+        j = self.jockey_settings = jockey_settings(settings, embedded=self.embedded is not None, demo_dir=demo_dir)
         if (h.actuate or ((m.enabled and m.actuate) or (j.enabled and j.actuate)) and m.nudge.enabled) and actuator is None:
             # nudges use it too; every action's deadline: the guard's staleness limit, its period
             actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock,
@@ -278,7 +302,7 @@ class Harvester:
                 backfill_demo_recurring(self.store, self.clock.now(), settings.embedded.seed)
                 self.control.morpheus_refit.request()
         self.loops = [ControlLoop(spec.name, spec.interval_s, spec.tick, self.clock, self.metrics,
-                                  backoff_max_s=spec.backoff_max_s) for spec in self.control.loops]
+                                  backoff_max_s=spec.backoff_max_s, retry_s=spec.retry_s) for spec in self.control.loops]
         slots = WaitSlots(settings.server.admin_http.max_long_polls)  # shared by every long-poll route
         self.hdfs = hdfs_faces(settings.hdfs, self.control.placement, self.store, self.metrics, slots=slots)
         # the RM plug-in's node orders (GET /v1/yarn/node-ordering, gRPC GetNodeOrdering)
@@ -359,6 +383,8 @@ class Harvester:
         self.admin.stop()
         if self.embedded is not None:
             self.embedded.stop()
+        if self._demo_tmp is not None:
+            self._demo_tmp.cleanup()
         self.store.close()
         log.info("harvester stopped")
 
@@ -389,7 +415,8 @@ class Harvester:
         # the resolved settings (embedded default's Morpheus / Jockey sections), as the loops run them
         return ExplainSources(self.control.settings, self.harvesting, self.clock.now(), self.store,
                               LiveView(self.state.view(), self.state.guard_status(), None if snap is None else snap.time,
-                                       self.control.morpheus.reservations(), self.control.jockey_board.control()))
+                                       self.control.morpheus.reservations(), self.control.jockey_board.control(),
+                                       self.control.morpheus.model()))
 
     def _refit(self, req: Request) -> Response:
         """POST /v1/harvesting/refit: refit now (in a worker thread), answer the new classes; at

@@ -36,7 +36,7 @@ def render_table(table: Table) -> str:
         widths = [max(w, len(cell)) for w, cell in zip(widths, row)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(table.headers, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table.rows]
-    return "\n".join(lines)
+    return "\n".join(lines + list(table.notes))
 
 
 def _plain(value: Any) -> Any:

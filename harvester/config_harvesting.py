@@ -124,7 +124,7 @@ class GuardSettings(Section):
     backstop_timeout_ms: int = Field(30000, ge=0, le=3_600_000, description="overCommitTimeout (ms) behind the signals in signals_with_backstop mode.")
     escalation_delay_s: float = Field(10.0, gt=0, le=3600, description="GRACEFUL_SHUTDOWN → FORCEFUL_SHUTDOWN after this long.")
     kill_ams: bool = Field(False, description="Allow ApplicationMasters as victims of signals.")
-    freeze_on_stale: bool = Field(True, description="Node without utilization: lower its capacity to its allocation.")
+    freeze_on_stale: bool = Field(True, description="Node without utilization for longer than the staleness limit: lower its capacity to the allocation the RM reports (until then its capacity is kept, no write).")
     kill_when: Literal["reserve_exhausted", "reserve_used"] = Field(
         "reserve_exhausted", description="reserve_exhausted: kill only when the primary needs cores the batch holds, "
         "exactly enough; reserve_used: kill as soon as the primary eats into the reserve, to restore it whole."

@@ -112,6 +112,7 @@ class ReservationSettings(_Section):
     confirm_grace_s: float = Field(60.0, gt=0, le=86400, description="A submitted reservation the RM does not list after this is LOST.")
     delete_ended_after_s: float = Field(300.0, ge=0, le=MAX_PERIOD_S, description="An ended one-off reservation is deleted from the RM's list this long after its window.")
     correct_drift: bool = Field(True, description="A reservation the RM lists with another definition than ours is updated back to ours (false: only reported).")
+    refused_retry_max_s: float = Field(60.0, gt=0, le=86400, description="A submit the RM refused for lack of capacity (gang larger than the plan's capacity now, no room in the window) is retried after one control period, doubling up to this many seconds, while its window can still be submitted.")
     action_stale_after_s: float = Field(30.0, gt=0, le=3600, description="A reservation action whose data is older than this when it is about to be sent is dropped (decided again next tick).")
 
 

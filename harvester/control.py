@@ -138,7 +138,8 @@ class ControlPlane:
             LoopSpec("refit", min(h.refit_interval_s, REFIT_CHECK_S), self.refit.tick),
             LoopSpec("guard", h.control_period_s, self.guard.tick),
             LoopSpec("node-ordering", h.control_period_s, orderings.tick),
-            *([LoopSpec("jobs", jobs_every, self.jobs.tick, backoff_max_s=max(jobs_every, backoff))]
+            *([LoopSpec("jobs", jobs_every, self.jobs.tick, backoff_max_s=max(jobs_every, backoff),
+                        retry_s=settings.telemetry.poll_interval_s)]
               if self.jobs is not None else []),
             *self._morpheus_loops(settings, store, metrics, reservations, reservation_actuator, provenance),
             *self._jockey_loops(settings, board, metrics, deadline_jobs, reservations,

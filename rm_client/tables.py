@@ -28,6 +28,7 @@ DASH = "-"
 class Table:
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    notes: tuple[str, ...] = ()  # lines printed under the table (what a column means, a warning)
 
 
 def gb(mb: int | None) -> str:
@@ -154,22 +155,42 @@ def reservations_table(reservations: Iterable[ReservationInfo], *, now_ms: int) 
     return Table(headers, tuple(rows))
 
 
+QUEUE_NOTES = (
+    "CAP/MAX OF PARENT: the configured share of the parent queue; USED OF CAP: the RM's usedCapacity, "
+    "% of the queue's own capacity (an elastic queue above its capacity shows more than 100 %);",
+    "CAP/USED OF CLUSTER: absoluteCapacity / absoluteUsedCapacity, % of the cluster's CURRENT capacity "
+    "(the sum of the nodes' capacities, which node resource updates change); the root is the cluster.",
+)
+
+
 def queues_table(info: SchedulerInfo) -> Table:
-    """The queue tree, children indented under their parent (depth-first)."""
-    headers = ("QUEUE", "KIND", "STATE", "CAPACITY", "USED", "MAX", "ABS CAPACITY", "ABS USED", "APPS",
-               "MEM USED GB", "VCORES USED")
+    """The queue tree, children indented under their parent (depth-first), every percentage
+    labelled with what it is of (`QUEUE_NOTES`). The RM reports the root's usedCapacity only (of
+    the cluster): it fills the root's cluster columns. Above 100 % of the cluster, a note says
+    the nodes hold more than their capacity (updated below their allocation, over-committed)."""
+    headers = ("QUEUE", "KIND", "STATE", "CAP OF PARENT", "USED OF CAP", "MAX OF PARENT", "CAP OF CLUSTER",
+               "USED OF CLUSTER", "APPS", "MEM USED GB", "VCORES USED")
     if info.root is None:
         return Table(headers, ())
     rows = []
     for depth, q in iter_queues(info.root):
+        root = depth == 0
+        abs_cap = 100.0 if root and q.absolute_capacity_percent is None else q.absolute_capacity_percent
+        abs_used = q.used_capacity_percent if root and q.absolute_used_capacity_percent is None \
+            else q.absolute_used_capacity_percent
         rows.append((
             "  " * depth + q.name,
             "reservation" if q.is_reservation_queue else q.kind,
             q.state or DASH,
             pct(q.capacity_percent), pct(q.used_capacity_percent), pct(q.max_capacity_percent),
-            pct(q.absolute_capacity_percent), pct(q.absolute_used_capacity_percent),
+            pct(abs_cap), pct(abs_used),
             DASH if q.num_applications is None else str(q.num_applications),
             gb(_res(q.resources_used, "memory_mb")),
             DASH if q.resources_used is None else str(q.resources_used.vcores),
         ))
-    return Table(headers, tuple(rows))
+    notes = QUEUE_NOTES
+    used = info.root.used_capacity_percent
+    if used is not None and used > 100.0:
+        notes += (f"the queues use {used:.1f} % of the cluster's current capacity: nodes were updated below their "
+                  "allocation and run over-committed (see `harvester rm nodes`, negative AVAIL)",)
+    return Table(headers, tuple(rows), notes)

@@ -5,7 +5,9 @@ resizes, an unknown id, and the store (which does not log reservation decisions)
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -13,9 +15,12 @@ import pytest
 from embedded_sidecar import T0, embedded_sidecar, settings_file
 
 from harvester.advice.explain import ExplainSources
-from harvester.advice.explain_reservation import reservation_levers
+from harvester.advice.explain_reservation import explain_reservation, reservation_levers
 from harvester.app import Harvester
 from harvester.cli import main
+from harvester.decisions.reservation_actions import Outcome, ReservationResult, SubmitReservation
+from harvester.decisions.reservation_lifecycle import ReservationState, new_record
+from harvester.decisions.reservation_reconcile import fold
 from harvester.domain import DecisionRecord
 from harvester.emulator import demo_deadline as dd
 
@@ -52,6 +57,10 @@ def test_a_morpheus_reservation_is_explained_with_its_reason(morpheus: Harvester
     assert f"({rid}): SCHEDULED" in out and "listed by the RM" in out and f"LowCost (§6) placed {job}" in out
     assert f"submit {rid}  — sent, data 0 s old" in out
     assert f"formula: renew: the window of {job} opens at" in out
+    # issue 25: instants in ISO-8601 UTC with how far from now (JSON keeps epoch numbers)
+    assert re.search(r"window 20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in \d+m\d\ds\) \.\. "
+                     r"20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in \d+m\d\ds\), stages", out), out
+    assert "epoch s" not in out and re.search(r"opens at 20\d\d-[-\dT:]+Z \(in \d+m\d\ds\)", out)
     assert "change it with: morpheus.reservations.renew_lead_s (now 600.0)" in out
     doc = _doc(morpheus, rid)
     assert doc["kind"] == "reservation" and doc["source"] == "sidecar"
@@ -62,6 +71,28 @@ def test_a_morpheus_reservation_is_explained_with_its_reason(morpheus: Harvester
     states = [d["detail"] for d in doc["decisions"] if d["action"] == "lifecycle"]
     assert states == ["→ SCHEDULED", "→ SUBMITTED", "→ PLANNED"], "newest first"
     assert _doc(morpheus, job)["reservations"] == doc["reservations"], "the job's name finds its reservation"
+    assert isinstance(doc["reservations"][0]["arrival_ms"], int), "JSON keeps numbers"
+
+
+def test_a_submit_refused_for_lack_of_capacity_says_when_it_is_tried_again(morpheus: Harvester) -> None:
+    sources: ExplainSources = morpheus.explain_sources()
+    assert sources.live is not None and sources.live.reservations is not None
+    view = sources.live.reservations
+    r = next(r for r in view.records if r.reservation_id)
+    planned = new_record(f"{r.job}@1", r.job, r.period_start_ms + 1, r.spec, ReservationState.PLANNED, sources.now, "planned")
+    action = SubmitReservation(key=planned.key, as_of=sources.now, queue="root.default", spec=r.spec, reason="renew")
+    gang = ("java.lang.Exception: The size of the largest gang in the reservation definition (<memory:5120, vCores:5>) "
+            "exceed the capacity available (<memory:2048, vCores:2> )")
+    records, _ = fold({planned.key: planned}, [ReservationResult(action, Outcome.REFUSED, None, gang,
+                                                                 "BadRequestException")], sources.now)
+    live = replace(sources.live, reservations=replace(view, records=(records[planned.key],)))
+    doc = explain_reservation(replace(sources, live=live), planned.key, 10)
+    assert doc is not None
+    line = next(x for x in doc["summary"] if x.startswith("refused 1 time(s)"))
+    assert "lack of capacity" in line and "exceed the capacity available" in line and "(in 5s)" in line, line
+    event = next(d for d in doc["decisions"] if d["action"] == "event")
+    assert "retry 1 in 5 s" in event["formula"]
+    assert "morpheus.reservations.refused_retry_max_s" in [x["key"] for x in event["settings"]]
 
 
 def test_the_reservation_jockey_resizes_is_explained_with_its_rule(tmp_path: Path,
@@ -75,7 +106,7 @@ def test_the_reservation_jockey_resizes_is_explained_with_its_rule(tmp_path: Pat
         assert ctl is not None and ctl.fate == "sent" and ctl.decided is not None
         assert main(["explain", "reservation", ctl.reservation_id, "--admin", f"http://{app.admin.address}"]) == 0
         out = capsys.readouterr().out
-        assert "not one of Morpheus's reservations" in out and f"Jockey drives it for {dd.JOB}" in out
+        assert "not one of Morpheus's reservations" in out and f"Jockey drives {dd.JOB}" in out
         assert f"jockey resize {ctl.reservation_id} {dd.RESERVED} → {ctl.decided} containers — sent" in out
         assert f"formula: Jockey: {ctl.reason}" in out and "change it with: jockey.quantile (now 0.95)" in out
         by_name = _doc(app, dd.JOB)

@@ -37,6 +37,13 @@ def test_views_print_tables(rm: ScriptedRM, capsys: pytest.CaptureFixture[str], 
     assert len(out.splitlines()) >= 2, "a header and at least one row"
 
 
+def test_queues_say_what_each_percentage_is_of(rm: ScriptedRM, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rm", "queues", "--rm-url", rm.url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "USED OF CAP" in out[0] and "USED OF CLUSTER" in out[0]
+    assert any(line.startswith("CAP/MAX OF PARENT:") for line in out) and any("the root is the cluster" in x for x in out)
+
+
 def test_json_output_is_the_decoded_models(rm: ScriptedRM, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rm", "nodes", "--rm-url", rm.url, "--json"]) == 0
     nodes = json.loads(capsys.readouterr().out)

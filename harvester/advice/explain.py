@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable
 
 from harvester.board.harvesting import GuardStatus, HarvestingView
 from harvester.board.jockey import ControlView
-from harvester.board.morpheus import ReservationsView
+from harvester.board.morpheus import MorpheusModel, ReservationsView
 from harvester.config import Settings
 from harvester.config_harvesting import HarvestingSettings
 from harvester.domain import DecisionRecord
@@ -48,6 +48,7 @@ class LiveView:
     snapshot_time: float | None = None  # time of the newest telemetry snapshot
     reservations: ReservationsView | None = None  # Morpheus's reservation loop (board/morpheus.py)
     jockey: ControlView | None = None             # Jockey's control loop (board/jockey.py)
+    morpheus: MorpheusModel | None = None         # Morpheus's SLO / skyline model (board/morpheus.py)
 
 
 @dataclass(frozen=True)

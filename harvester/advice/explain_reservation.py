@@ -23,8 +23,9 @@ from harvester.advice.jockey_http import job_doc
 from harvester.advice.morpheus_documents import record_doc
 from harvester.board.jockey import ControlView, JobControl
 from harvester.board.morpheus import ReservationsView
-from harvester.decisions.reservation_lifecycle import ManagedReservation
+from harvester.decisions.reservation_lifecycle import ManagedReservation, ReservationState
 from harvester.domain import DecisionRecord
+from harvester.timefmt import span, when
 
 ABOUT = "a reservation (the RM's reservation_… id, Morpheus's job@period key, or a job name): its state, " \
         "Morpheus's plan/submit/update/delete, DRA grants, nudges, Jockey's resizes"
@@ -47,7 +48,7 @@ def known_reservations(s: ExplainSources) -> list[str]:
             *{r.job for r in view.records}]
 
 
-def _records(view: ReservationsView, subject: str, now: float) -> list[ManagedReservation]:
+def records_of(view: ReservationsView, subject: str, now: float) -> list[ManagedReservation]:
     by_id = [r for r in view.records if subject in (r.reservation_id, r.key)]
     if by_id:
         return by_id
@@ -89,15 +90,20 @@ def _jockey_decisions(ctl: ControlView, ids: set[str]) -> list[DecisionRecord]:
             for d in ctl.decisions if d.reservation_id in ids]
 
 
-def _record_lines(view: ReservationsView, r: ManagedReservation, now: float) -> list[str]:
+def record_lines(view: ReservationsView, r: ManagedReservation, now: float) -> list[str]:
     last = r.lifecycle.history[-1]
     stages = "+".join(f"{st.containers}×<{st.container.memory_mb} MB, {st.container.vcores} vc> for "
                       f"{st.duration_ms / 1000:.0f} s" for st in r.spec.stages)
-    lines = [f"Morpheus {r.key} ({r.reservation_id or 'no id yet'}): {r.state.value} for {now - r.lifecycle.since:.0f} s "
+    lines = [f"Morpheus {r.key} ({r.reservation_id or 'no id yet'}): {r.state.value} for {span(now - r.lifecycle.since)} "
              f"— {last.reason}",
-             f"window {r.spec.arrival_ms / 1000:.0f}..{r.spec.deadline_ms / 1000:.0f} (epoch s), "
-             f"{'every ' + format(r.spec.recurrence_ms / 1000, '.0f') + ' s, ' if r.spec.recurrence_ms else ''}"
+             f"window {when(r.spec.arrival_ms / 1000, now)} .. {when(r.spec.deadline_ms / 1000, now)}, "
+             f"{'every ' + span(r.spec.recurrence_ms / 1000) + ', ' if r.spec.recurrence_ms else ''}"
              f"stages {stages or '-'}, named {r.spec.name!r}"]
+    if r.state is ReservationState.PLANNED and r.refusals:
+        retry = "at the next tick" if r.retry_at is None or r.retry_at <= now else f"at {when(r.retry_at, now)}"
+        lines.append(f"refused {r.refusals} time(s) by the RM for lack of capacity (last: {r.last_error}); the submit is "
+                     f"tried again {retry}, the wait doubling up to morpheus.reservations.refused_retry_max_s, while the "
+                     "window can still be submitted")
     planned = next((e for e in view.planned if e.job == r.job), None)
     if planned is not None:
         lines.append(f"LowCost (§6) placed {r.job} at offset {planned.placement.start} of {planned.placement.period_steps} "
@@ -120,11 +126,14 @@ def _record_lines(view: ReservationsView, r: ManagedReservation, now: float) -> 
     return lines
 
 
-def _jockey_line(j: JobControl) -> str:
+def jockey_line(j: JobControl) -> str:
+    """One line of Jockey's control of a job (paper 001 §4.3): its state, allocation and rule."""
+    deadline = "" if j.utility is None else f" (deadline {j.utility.deadline_s:g} s, {j.utility_source})"
+    if j.state == "idle":
+        return f"Jockey drives {j.job}{deadline}: idle — {j.note or 'no running app'}"
     admitted = "" if j.admitted is None or j.admitted == j.decided else f", LowCost admitted {j.admitted}"
     finish = "" if j.predicted_finish_s is None else f", predicted finish {j.predicted_finish_s:.0f} s after its start"
-    deadline = "" if j.utility is None else f" (deadline {j.utility.deadline_s:g} s, {j.utility_source})"
-    return (f"Jockey drives it for {j.job}{deadline}, app {j.app_id or '-'}: {j.state}, holds {j.allocation}, "
+    return (f"Jockey drives {j.job}{deadline}, app {j.app_id or '-'}: {j.state}, holds {j.allocation}, "
             f"rule {j.rule or '-'} decided {j.decided}{admitted}{finish}; update {j.fate or '-'}: {j.reason or j.note}")
 
 
@@ -141,6 +150,8 @@ _BY_TEXT = (
     ("no longer planned", (("morpheus.slo.require_sign_off", "true: only signed-off terms are planned"),)),
     ("not admitted", (("morpheus.plan.capacity_fraction", "a larger share lets LowCost admit larger resizes"),)),
     ("REJECTED", (("morpheus.plan.capacity_fraction", "LowCost plans into this share of the plan queue"),)),
+    ("lack of capacity", ((_R + "refused_retry_max_s", "the longest wait between two submits the RM refused for lack "
+                                                      "of capacity"),)),
     ("LOST", ((_R + "confirm_grace_s", "how long a submitted reservation may be missing from the RM's list"),)),
     ("ended", ((_R + "delete_ended_after_s", "an ended one-off reservation is deleted this long after its window"),)),
     ("dra_grant", (("morpheus.dra.rho", "a grant is at most rho × the recent skyline allocation"),
@@ -173,7 +184,7 @@ def reservation_levers(s: ExplainSources, d: DecisionRecord) -> list[dict[str, A
 
 def explain_reservation(s: ExplainSources, subject: str, limit: int) -> dict[str, Any] | None:
     view, ctl = _views(s)
-    records = _records(view, subject, s.now)
+    records = records_of(view, subject, s.now)
     ids = {r.reservation_id for r in records if r.reservation_id} | ({subject} if subject.startswith("reservation_") else set())
     jockey = _jockey(ctl, subject, ids, by_name=not records)
     ids |= {j.reservation_id for j in jockey}
@@ -181,10 +192,10 @@ def explain_reservation(s: ExplainSources, subject: str, limit: int) -> dict[str
     if not records and not jockey and not decisions:
         return None
     decisions = sorted(decisions, key=lambda d: d.at)[::-1]  # newest first; within a tick, the action first
-    summary = [line for r in records for line in _record_lines(view, r, s.now)]
+    summary = [line for r in records for line in record_lines(view, r, s.now)]
     if not records:
         summary.append("not one of Morpheus's reservations (none of its records names it)")
-    summary += [_jockey_line(j) for j in jockey]
+    summary += [jockey_line(j) for j in jockey]
     settings = [setting(s, "morpheus.reservations.mode", "one_off: one reservation per period; recurring: one per job"),
                 setting(s, "morpheus.reservations.control_period_s", "how often reservations are reconciled"),
                 setting(s, "morpheus.actuate", "false: Morpheus plans and publishes only")]

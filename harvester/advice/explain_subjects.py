@@ -6,28 +6,27 @@ Jockey's, advice/explain_reservation.py) — advice/explain.py says how.
 - tenant NAME: its profile and why that pattern (OSDI'16 §3.2 test with the fit's thresholds),
   its class (k-means over average/peak, §4.1) and reserve (paper 004 §4) with their reasons,
   the rule that maps nodes to it, its nodes now, and the last decisions on its nodes;
-- job NAME (a recurring job's name, as in the job runs): its runs, its type from its last run
-  (Algorithm 1 line 3), the class preference of that type (the weights row), what SelectClasses
-  would answer now for one 1-vcore container (sidecar only), and kills of its containers.
+- job NAME (a recurring job's name, or an application id): advice/explain_job.py — its runs and
+  type (Algorithm 1), the apps running now and what the RM preempted, kills, Morpheus's SLO and
+  reservation, Jockey's control.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from harvester.advice.explain_job import ABOUT as JOB_ABOUT
+from harvester.advice.explain_job import SEARCHED as JOB_SEARCHED
+from harvester.advice.explain_job import explain_job, known_jobs
 from harvester.advice.explain_reservation import ABOUT as RESERVATION_ABOUT
 from harvester.advice.explain_reservation import LIVE_ONLY as RESERVATION_LIVE_ONLY
 from harvester.advice.explain_reservation import SEARCHED as RESERVATION_SEARCHED
 from harvester.advice.explain_reservation import explain_reservation, known_reservations
-from harvester.advice.explain import DAY_S, Explainers, ExplainSources, levers, setting, subject_doc
-from harvester.decisions.class_selection import characterize, select_classes
+from harvester.advice.explain import Explainers, ExplainSources, levers, setting, subject_doc
 from harvester.decisions.guard import NodeView
 from harvester.decisions.reserve import resolve_reserves
-from harvester.decisions.strategy import reserve_policy, selection_strategy
+from harvester.decisions.strategy import reserve_policy
 from harvester.domain import Resources
-from harvester.models.job_history import DemandError, JobHistoryModel, fit_job_history
 from harvester.models.patterns import Pattern
 from harvester.models.utilization_classes import TenantAssignment, TenantClassModel
 
@@ -39,8 +38,7 @@ def builtin_explainers() -> Explainers:
           known_nodes)
     e.add("tenant", explain_tenant, "a primary tenant: its pattern and class, reserve, nodes, last actions",
           known_tenants)
-    e.add("job", explain_job, "a recurring job (its name): type from its last run, class preference, kills of its containers",
-          known_jobs)
+    e.add("job", explain_job, JOB_ABOUT, known_jobs, searched=JOB_SEARCHED)
     e.add("reservation", explain_reservation, RESERVATION_ABOUT, known_reservations, live_only=RESERVATION_LIVE_ONLY,
           searched=RESERVATION_SEARCHED)
     return e
@@ -56,10 +54,6 @@ def known_nodes(s: ExplainSources) -> list[str]:
 def known_tenants(s: ExplainSources) -> list[str]:
     model = s.live.harvesting.model if s.live is not None and s.live.harvesting.model is not None else s.store.class_model()
     return [r.tenant for r in s.harvesting.tenants] + ([] if model is None else [a.tenant for a in model.tenants])
-
-
-def known_jobs(s: ExplainSources) -> list[str]:
-    return [r.job_name for r in s.store.job_runs(since=s.now - s.harvesting.job_length.history_days * DAY_S)]
 
 
 def _res(r: Resources | None) -> str:
@@ -196,57 +190,3 @@ def explain_tenant(s: ExplainSources, tenant: str, limit: int) -> dict[str, Any]
                            "periodic_share": assignment.periodic_share, "std": assignment.std,
                            "samples": assignment.samples, "fallback": assignment.fallback},
                        rules=rule_text, nodes=nodes, current_utilization=current, **{"class": klass})
-
-
-# --- job -----------------------------------------------------------------------------------
-
-def explain_job(s: ExplainSources, job: str, limit: int) -> dict[str, Any] | None:
-    h = s.harvesting
-    jl = h.job_length
-    runs = s.store.job_runs(since=s.now - jl.history_days * DAY_S, job_names=[job])
-    live = s.live
-    history: JobHistoryModel
-    if live is not None:
-        history = live.harvesting.jobs
-    else:  # offline: the quantile thresholds over every run in the window (capacity mode needs the live nodes)
-        every = s.store.job_runs(since=s.now - jl.history_days * DAY_S)
-        history = fit_job_history(every, short_quantile=jl.short_quantile, long_quantile=jl.long_quantile,
-                                  min_runs=jl.min_runs)
-    if not runs and history.last_run(job) is None:
-        return None
-    strategy = selection_strategy(h)
-    container = Resources(1024, 1)
-    summary: list[str] = []
-    try:
-        demand = characterize(job, history=history, fallback_thresholds=strategy.fallback_thresholds, container=container)
-    except DemandError as exc:
-        demand = None
-        summary.append(f"demand unknown: {exc}")
-    job_type = None if demand is None else demand.job_type
-    if demand is not None:
-        summary.append(f"Algorithm 1 lines 3-4: {demand.reason}")
-    if job_type is not None:
-        row = strategy.weights[job_type]
-        summary.append(f"{job_type.value} jobs prefer " + ", ".join(
-            f"{p.value} ×{row.get(p, 0.0):g}" for p in sorted(row, key=lambda p: -row.get(p, 0.0)))
-            + f" (harvesting.weights.{job_type.value})")
-    selection = None
-    if live is not None and demand is not None and live.harvesting.model is not None and live.harvesting.classes:
-        pick = select_classes(demand, live.harvesting.table, np.random.default_rng(0), weights=strategy.weights,
-                              model_version=live.harvesting.model.version)
-        selection = {"reason": pick.reason, "classes": [c.class_id for c in pick.choices], "container": _res(container)}
-        summary.append(f"SelectClasses now (1 container {_res(container)}, seed 0): {pick.reason}")
-    app_ids = [r.app_id for r in runs]
-    decisions = s.store.decisions(since=s.since(), app_ids=app_ids, limit=limit) if app_ids else []
-    if not decisions:
-        summary.append("no container of its runs was killed by a signal in the log (with kill_mechanism rm_overcommit "
-                       "the RM picks victims: see `harvester explain node` of the nodes it ran on)")
-    settings = [setting(s, "harvesting.job_length.mode", "how the short/long thresholds are set"),
-                setting(s, "harvesting.job_length.short_quantile", "runs shorter than this quantile are short"),
-                setting(s, "harvesting.job_length.long_quantile", "runs from this quantile on are long")]
-    if job_type is not None:
-        settings.append(setting(s, f"harvesting.weights.{job_type.value}", "which patterns this job type prefers"))
-    return subject_doc("job", job, s, summary=summary, decisions=decisions, settings=settings,
-                       job_type=None if job_type is None else job_type.value, selection=selection,
-                       runs=[{"app_id": r.app_id, "started_at": r.started_at, "finished_at": r.finished_at,
-                              "duration_s": r.duration_s, "peak_containers": r.peak_containers} for r in runs[-limit:]])

@@ -49,7 +49,7 @@ def record_doc(r: ManagedReservation, *, history: bool = True) -> dict[str, Any]
         "key": r.key, "job": r.job, "reservation_id": r.reservation_id, "state": r.state.value,
         "since": r.lifecycle.since, "reason": r.lifecycle.history[-1].reason, "period_start_ms": r.period_start_ms,
         "arrival_ms": r.spec.arrival_ms, "deadline_ms": r.spec.deadline_ms, "grant_until": r.grant_until,
-        "last_error": r.last_error or None,
+        "last_error": r.last_error or None, "capacity_refusals": r.refusals, "retry_at": r.retry_at,
     }
     if history:
         doc["definition"] = spec_doc(r.spec)

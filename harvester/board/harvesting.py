@@ -21,7 +21,7 @@ from harvester.decisions.class_selection import ClassState, ClassTable
 from harvester.decisions.guard import GuardDecision
 from harvester.decisions.kills import KillRecord
 from harvester.decisions.reserve import ReserveTable
-from harvester.models.job_history import JobHistoryModel
+from harvester.models.job_history import JobHistoryModel, RunningApp
 from harvester.models.utilization_classes import TenantClassModel
 
 
@@ -34,6 +34,7 @@ class HarvestingView:
     table: ClassTable = field(default_factory=lambda: ClassTable.of(()))
     jobs: JobHistoryModel = field(default_factory=lambda: JobHistoryModel(None))
     guard: GuardDecision | None = None
+    running: tuple[RunningApp, ...] = ()   # the apps alive at the jobs loop's last poll
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,9 @@ class HarvestingBoard:
 
     def publish_jobs(self, jobs: JobHistoryModel) -> None:
         self._update(jobs=jobs)
+
+    def publish_running(self, running: tuple[RunningApp, ...]) -> None:
+        self._update(running=running)
 
     def publish_guard(self, decision: GuardDecision, *, classes: tuple[ClassState, ...] | None = None,
                       class_nodes: Mapping[str, int] | None = None) -> None:

@@ -62,9 +62,13 @@ Fail safe (never act on what we cannot see):
 - the whole snapshot older than `stale_after_s` (or none): no action on any node — the RM may
   be unreachable, and an old allocation is no basis for a cut;
 - a node missing from the snapshot, not RUNNING, or with an old sample: no action;
-- a node in a fresh snapshot without utilization: no kill, no increase; with
-  `freeze_on_stale` its capacity is lowered to its current allocation (T = -1, which kills
-  nothing) so no NEW work lands there until utilization returns.
+- a node in a fresh snapshot without utilization: no kill, no increase, and NO WRITE — it keeps
+  the capacity it has — while its newest utilization is within `stale_after_s` (a sidecar's
+  first poll, a first-heartbeat zero; the memo carries since when it is unknown). Past that,
+  with `freeze_on_stale` its capacity is lowered to the allocation the RM reports (T = -1, which
+  kills nothing; never below it) so no NEW work lands there until utilization returns. (Issue
+  25: a freeze decided from the very first poll, taken before the RM had allocated anything,
+  set every demo node to 0 for a minute.)
 Every action carries its formula as its reason and the time of the node sample it was decided
 from (`data_at`): the actuator drops it when that is older than the staleness limit at sending.
 """
@@ -90,11 +94,13 @@ RISE_FRACTION = 0.01  # a primary rise counts for coverage from 1 % of the node'
 
 
 class NodeMemo(NamedTuple):
-    """What one decision saw of a node, kept by the loop for the next (confirmation, coverage)."""
+    """What one decision saw of a node, kept by the loop for the next (confirmation, coverage,
+    how long its utilization has been unknown)."""
 
-    target: Resources
-    primary_cpu_cores: float
+    target: Resources           # the capacity this decision allowed (a later increase needs it)
+    primary_cpu_cores: float    # NaN: utilization unknown at this decision
     allocated: Resources
+    seen_at: float = -math.inf  # time of the node's newest sample WITH utilization (-inf: long ago)
 
 
 @dataclass(frozen=True)
@@ -235,25 +241,24 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
         frac = fraction(class_id or None)
         reserve_cores = frac * ns.physical_cores
         primary = primary_cpu_cores(sample, ns.physical_cores, ns.capacity.vcores)
+        prev = previous.get(node_id)
         if primary is None:
-            why = "no utilization reported (or a first-heartbeat zero: unknown)"
-            if s.freeze_on_stale:
-                freeze = lower(sample.total, sample.used)
+            memos[node_id], why, freeze = _unknown(sample, prev, now, s)
+            if freeze is not None:
                 proposals.append(_Proposal(node_id, freeze, sample.total, sample.used, freeze, ns.capacity, -1,
-                                           f"{why}: freeze at allocation <{freeze.memory_mb} MB, {freeze.vcores} vc>; no kill",
-                                           (), True, sample.time))
+                                           why, (), True, sample.time))
             pending[node_id] = _Seen(ns, class_id, None, None, reserve_cores, why, 0)
             continue
         target, formula = _harvestable(ns, sample, primary, reserve_cores, frac, class_id, s)
-        prev = previous.get(node_id)
         used, total = sample.used, sample.total
-        memos[node_id] = NodeMemo(target, primary, used)
+        memos[node_id] = NodeMemo(target, primary, used, sample.time)
         # an increase needs the previous fresh sample's consent (module docstring)
         consent = prev.target if prev is not None else total
         bound = Resources(max(total.memory_mb, consent.memory_mb), max(total.vcores, consent.vcores))
         proposed = target if target.fits_in(bound) else lower(target, bound)
         held = "" if proposed is target else (
             "; increase held: first sample of the node, unconfirmed" if prev is None else
+            "; increase held: first sample with utilization, unconfirmed" if math.isnan(prev.primary_cpu_cores) else
             f"; increase held to <{proposed.memory_mb} MB, {proposed.vcores} vc> (the previous sample's target)")
         limit = kill_limit(ns, sample, primary, target, s)
         plan = plan_kills(s, now, ctx.stimulus_id, ctx.kills, ns, sample, target, limit, reserve_cores,
@@ -282,6 +287,33 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
         ))
     coverage = {c: (rises[c], absorbed[c]) for c in rises}
     return GuardDecision(now, tuple(actions), tuple(views), memos, coverage, tuple(am_kills))
+
+
+def _unknown(sample: NodeSample, prev: NodeMemo | None, now: float, s: GuardStrategy
+             ) -> tuple[NodeMemo, str, Resources | None]:
+    """A fresh node sample without utilization: its memo, the reason, and the freeze (None: no write).
+
+    The guard does not know the primary, so it computes nothing from this sample. The capacity
+    the node has stays (no write) while its newest utilization is within the staleness limit —
+    a first-heartbeat zero, a sidecar's first poll, a missed monitor sample (DESIGN.md principle
+    16: data that old is still a basis). Past it, `freeze_on_stale` lowers the capacity to the
+    allocation the RM reports in this sample (T = -1: nothing is killed; the arbiter's floor keeps
+    it from going below), so no NEW work lands where the primary cannot be seen.
+    """
+    seen_at = sample.time if prev is None else prev.seen_at   # a first view: unknown since this sample
+    blind = now - seen_at
+    why = "no utilization reported (or a first-heartbeat zero: unknown)"
+    age = f"none for {blind:.0f} s" if math.isfinite(blind) else "none for long"
+    if blind <= s.stale_after_s or not s.freeze_on_stale:
+        until = (f"; frozen at its allocation once unknown for more than {s.stale_after_s:g} s"
+                 if s.freeze_on_stale else "; harvesting.guard.freeze_on_stale is false")
+        return (NodeMemo(sample.total, math.nan, sample.used, seen_at),
+                f"{why}, {age}: capacity kept at <{sample.total.memory_mb} MB, {sample.total.vcores} vc> (no write){until}",
+                None)
+    freeze = lower(sample.total, sample.used)
+    return (NodeMemo(freeze, math.nan, sample.used, seen_at),
+            f"{why}, {age} > {s.stale_after_s:g} s: freeze at allocation <{freeze.memory_mb} MB, {freeze.vcores} vc>; "
+            "no kill", freeze)
 
 
 class _Proposal(NamedTuple):

@@ -11,7 +11,10 @@ start), or a job's recurring reservation (`key` job@recurring). Its states:
 
 - PLANNED: in the plan, its window is within the renewal lead; the submit is decided. It is
   WITHDRAWN when the plan no longer wants it before it was sent, REJECTED when the RM refused
-  it (a 4xx: PlanningQuotaException, a gang larger than the plan ...).
+  it (a 4xx: PlanningQuotaException, a bad definition ...). A refusal for lack of CAPACITY (a
+  gang larger than the plan's capacity now, no room in the window) keeps it PLANNED and the
+  submit is retried with a bounded backoff (`refusals`, `retry_at`); it is REJECTED only when
+  its window can no longer be submitted.
 - SUBMITTED: the RM answered 202; SCHEDULED once its list shows it, LOST if it never does.
 - SCHEDULED / ACTIVE / ENDED follow the window (ACTIVE: its queue exists); any of them becomes
   DRIFTED when the RM lists another definition than the one we sent, LOST when the RM stops
@@ -83,6 +86,8 @@ class ManagedReservation:
     events: tuple[tuple[float, str], ...] = ()
     last_error: str = ""
     refused: ReservationSpec | None = None  # the last update the RM refused (not sent again as is)
+    refusals: int = 0                       # submits refused for lack of capacity (retried, reservation_reconcile)
+    retry_at: float | None = None           # PLANNED after such a refusal: the next submit not before this
 
     @property
     def state(self) -> ReservationState:

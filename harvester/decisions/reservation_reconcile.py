@@ -21,6 +21,14 @@ One tick, `reconcile(...)`:
 `fold(...)` then applies the actuator's results: sent submits become SUBMITTED with their id,
 4xx answers REJECTED (the RM's reason kept), unknown outcomes are left to the next list;
 dropped actions leave the record as it was (the next tick decides again from fresh data).
+
+A submit refused for lack of CAPACITY (`for_lack_of_capacity`: the RM's plan is too small NOW —
+the plan queue's capacity follows the nodes' capacity, which the guard lowers when primaries
+rise, and with it the gang check and the planner's room) is not the RM's verdict on the
+window: the record stays PLANNED and the submit is retried after `retry_first_s` (one control
+period), doubling up to `retry_max_s`, until the RM accepts it or the window can no longer be
+submitted (then REJECTED with the last refusal). Quota refusals (the user's share over time)
+and invalid definitions stay REJECTED at once: waiting does not change them.
 """
 
 from __future__ import annotations
@@ -36,9 +44,20 @@ from harvester.decisions.reservation_lifecycle import (
     HELD, TERMINAL, ManagedReservation, ReservationState, by_time, new_record, parse_name, record_key,
 )
 from harvester.decisions.reservation_schedule import Desired
+from harvester.timefmt import when
 
 S = ReservationState
 GONE_MESSAGES = ("does not exist in the plan", "is unknown")  # delete of a deleted / never accepted id (captures)
+#: The RM's refusals for lack of capacity now (3.3.6 ReservationInputValidator's gang check, fixtures
+#: err-reservation-submit-gang-larger-than-cluster; the planner's "cannot be satisfied"; the plan's
+#: ResourceOverCommitException) — retried (module docstring).
+CAPACITY_REFUSALS = ("exceed the capacity available", "The request cannot be satisfied", "would be overcommitted")
+
+
+def for_lack_of_capacity(error: str) -> bool:
+    """Whether an RM refusal says the plan has too little capacity now (retried), not that the
+    reservation is wrong or over its quota."""
+    return any(m in error for m in CAPACITY_REFUSALS)
 TERMINAL_KEPT_S = 86_400.0  # terminal records stay visible this long
 
 
@@ -59,6 +78,12 @@ class ReconcileParams:
     confirm_grace_s: float = 60.0
     delete_ended_after_s: float = 300.0
     correct_drift: bool = True
+    retry_first_s: float = 5.0     # a capacity refusal's first retry (the loop's control period)
+    retry_max_s: float = 60.0      # the backoff's bound
+
+    def retry_after(self, refusals: int) -> float:
+        """Wait before the retry that follows the `refusals`-th capacity refusal (1, 2, ...)."""
+        return min(self.retry_max_s, self.retry_first_s * 2.0 ** max(0, min(refusals - 1, 30)))
 
 
 @dataclass
@@ -122,8 +147,7 @@ def reconcile(now: float, records: Mapping[str, ManagedReservation], listed: Seq
         t.records[key] = new_record(key, d.job, d.period_start_ms, d.spec, S.PLANNED, now,
                                     f"planned: window {d.spec.arrival_ms}..{d.spec.deadline_ms} ms")
         t.act(SubmitReservation(key=key, as_of=now, queue=params.queue, spec=d.spec, stimulus_id=stimulus_id,
-                                reason=f"renew: the window of {d.job} opens at {d.spec.arrival_ms / 1000:.0f}"
-                                       f" ({(d.spec.arrival_ms / 1000 - now):.0f}s ahead)"))
+                                reason=f"renew: the window of {d.job} opens at {when(d.spec.arrival_ms / 1000, now)}"))
         t.count("submits")
     return Reconciled(t.records, t.actions, t.nudges, t.counts)
 
@@ -160,9 +184,18 @@ def _one(t: _Tick, r: ManagedReservation, entry: Listed | None, want: Desired | 
         if want is None:
             return r.to(S.WITHDRAWN, now, "no longer planned before it was submitted")
         if not want.submittable:
+            if r.refusals:
+                return r.to(S.REJECTED, now, f"refused {r.refusals} time(s) for lack of capacity and no time left for "
+                                             f"another try ({want.why_not}); last: {r.last_error}")
             return r.to(S.WITHDRAWN, now, f"not submitted in time: {want.why_not}")
+        if r.retry_at is not None and now < r.retry_at:
+            return r  # a capacity refusal's backoff
+        reason = (f"retry {r.refusals}: the RM refused it for lack of capacity" if r.refusals else "renew (again)") + \
+            f": the window of {r.job} opens at {when(want.spec.arrival_ms / 1000, now)}"
         t.act(SubmitReservation(key=r.key, as_of=now, queue=p.queue, spec=want.spec, stimulus_id=stimulus_id,
-                                reason=f"renew (again): the window of {r.job} opens at {want.spec.arrival_ms / 1000:.0f}"))
+                                reason=reason))
+        if r.refusals:
+            t.count("retries")
         return replace(r, spec=want.spec, base=want.spec)
     if entry is None:
         return _absent(t, r)
@@ -224,8 +257,9 @@ def _shape(spec: ReservationSpec) -> str:
 
 
 def fold(records: Mapping[str, ManagedReservation], results: Sequence[ReservationResult],
-         now: float) -> tuple[dict[str, ManagedReservation], list[str]]:
-    """Records after the actuator's results, and reasons for a nudge (updates of open windows)."""
+         now: float, params: ReconcileParams | None = None) -> tuple[dict[str, ManagedReservation], list[str]]:
+    """Records after the actuator's results, and reasons for a nudge (updates of open windows);
+    `params` gives the capacity refusals' backoff (default: ReconcileParams's)."""
     out = dict(records)
     nudges: list[str] = []
     for res in results:
@@ -237,7 +271,7 @@ def fold(records: Mapping[str, ManagedReservation], results: Sequence[Reservatio
             out[a.key] = r.note(now, f"dropped, not sent: {res.error}")
             continue
         if isinstance(a, SubmitReservation):
-            out[a.key] = _submitted(r, res, now)
+            out[a.key] = _submitted(r, res, now, params or ReconcileParams("", ""))
         elif isinstance(a, UpdateReservation):
             out[a.key], nudge = _updated(r, res, a, now)
             nudges += nudge
@@ -249,10 +283,17 @@ def fold(records: Mapping[str, ManagedReservation], results: Sequence[Reservatio
     return out, nudges
 
 
-def _submitted(r: ManagedReservation, res: ReservationResult, now: float) -> ManagedReservation:
+def _submitted(r: ManagedReservation, res: ReservationResult, now: float, p: ReconcileParams) -> ManagedReservation:
     if res.outcome is Outcome.SENT:
         return replace(r.to(S.SUBMITTED, now, f"submitted as {res.reservation_id}"),
-                       reservation_id=res.reservation_id, submitted_at=now)
+                       reservation_id=res.reservation_id, submitted_at=now, retry_at=None)
+    if res.outcome is Outcome.REFUSED and for_lack_of_capacity(res.error):
+        n = r.refusals + 1
+        wait = p.retry_after(n)
+        return replace(r.note(now, f"refused by the RM for lack of capacity ({res.remote_exception or 'error'}: "
+                                   f"{res.error}); retry {n} in {wait:g} s (backoff from {p.retry_first_s:g} s, doubling "
+                                   f"up to {p.retry_max_s:g} s)", error=res.error),
+                       refusals=n, retry_at=now + wait)
     if res.outcome is Outcome.REFUSED:
         return r.to(S.REJECTED, now, f"refused by the RM: {res.remote_exception or 'error'}: {res.error}")
     if res.reservation_id:  # the id was allocated, the submit's fate is unknown: the list will tell

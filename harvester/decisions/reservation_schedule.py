@@ -28,6 +28,7 @@ from harvester.decisions.reservation_lifecycle import HELD, ManagedReservation, 
 from harvester.decisions.reservation_plan import Placement, PlanError, ReservationRequest, stages_from_skyline
 from harvester.domain import Resources
 from harvester.models.slo_contract import Terms, window_steps
+from harvester.timefmt import when
 
 DAY_MS = 86_400_000
 
@@ -101,7 +102,8 @@ def desired_windows(now: float, jobs: Iterable[PlannedJob], *, step_s: float, le
                                    j.placement.container)
             ok = arrival >= now_ms + min_lead_s * 1000
             out[key] = Desired(key, j.job, start, spec, ok,
-                               "" if ok else f"its window opens at {arrival} ms, less than {min_lead_s:g}s ahead")
+                               "" if ok else f"its window opens at {when(arrival / 1000, now_ms / 1000)}, less than "
+                                             f"min_lead_s {min_lead_s:g} s ahead")
             n += 1
     return out, problems
 

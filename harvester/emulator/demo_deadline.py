@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -88,13 +87,12 @@ def schedule_deadline_job(w: Workload, start: float) -> None:
     w.at(first + WINDOW_AT_S - 20.0, reserve)
 
 
-def with_demo_job(j: JockeySettings, directory: Path | None = None) -> JockeySettings:
+def with_demo_job(j: JockeySettings, directory: Path) -> JockeySettings:
     """`j` with the demo job (when it names none): its SYNTHESIZED prior runs written as a file
-    in `directory` (default: a new temporary directory)."""
+    in `directory` (the composition root's: app.demo_files_dir)."""
     if j.jobs:
         return j
-    where = directory or Path(tempfile.mkdtemp(prefix="harvester-demo-jockey-"))
-    runs = where / f"{JOB}-runs.json"
+    runs = directory / f"{JOB}-runs.json"
     runs.write_text(json.dumps(prior_runs()), encoding="utf-8")
     job = JockeyJob(runs=runs, deadline_s=DEADLINE_S, reservation_name=RESERVATION)
     return j.model_copy(update={"jobs": {JOB: job}})

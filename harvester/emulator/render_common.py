@@ -31,9 +31,22 @@ def pct(part: float, whole: float) -> float:
     return java_float(100.0 * part / whole) if whole > 0 else 0.0
 
 
+def dominant_pct(part: Resources, whole: Resources, cluster: Resources) -> float:
+    """`part` as a percentage of `whole` the way the CapacityScheduler's DominantResourceCalculator
+    divides (CSQueueUtils: Resources.divide(rc, cluster, part, whole)): the ratio of the two
+    dominant shares of the cluster — 2560 MB / 5 vc of a 16384 MB / 16 vc queue is 31.25 %, not
+    memory's 15.6 % (captures scheduler-running). 0.0 when there is no whole."""
+    def dominant(r: Resources) -> float:
+        return max((x / c for x, c in ((r.memory_mb, cluster.memory_mb), (r.vcores, cluster.vcores)) if c > 0),
+                   default=0.0)
+
+    w = dominant(whole)
+    return java_float(100.0 * dominant(part) / w) if w > 0 else 0.0
+
+
 def dumps(doc: Any) -> str:
     """Compact JSON as the RM writes it (repeated map keys included)."""
     return _dumps(doc).decode("utf-8")
 
 
-__all__ = ["ZERO", "dumps", "java_float", "ms", "pct", "res"]
+__all__ = ["ZERO", "dominant_pct", "dumps", "java_float", "ms", "pct", "res"]

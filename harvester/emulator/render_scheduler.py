@@ -19,7 +19,7 @@ from harvester.domain import Resources
 from harvester.emulator.lifecycle import APP_TERMINAL
 from harvester.emulator.queues import Leaf, QueueConfig
 from harvester.emulator.records import App
-from harvester.emulator.render_common import ZERO, java_float, ms, pct, res
+from harvester.emulator.render_common import ZERO, dominant_pct, java_float, ms, res
 from rm_client.wire.resources import PartitionResourceUsage
 from rm_client.wire.scheduler import (
     HealthOperation,
@@ -92,8 +92,8 @@ class SchedulerView:
         pending, n_pending = self._pending(leaf.name)
         apps = self.apps_by_leaf[leaf.name]
         n_cont = sum(len(self.emu.live_containers(a)) for a in apps)
-        used_pct = pct(used.memory_mb, leaf.eff_min.memory_mb)
-        abs_used = pct(used.memory_mb, self.cluster.memory_mb)
+        used_pct = dominant_pct(used, leaf.eff_min, self.cluster)
+        abs_used = dominant_pct(used, self.cluster, self.cluster)
         am_limit = self.sched.am_limit(leaf) if leaf.eff_max.memory_mb else Z
         am_pct = leaf.config.max_am_resource_percent
         name = leaf.name if leaf.is_reservation or leaf.config.reservable else leaf.config.name
@@ -137,8 +137,8 @@ class SchedulerView:
         for x in leaves:
             p, n = self._pending(x.name)
             pending, n_pending = pending + p, n_pending + n
-        used_pct = pct(used.memory_mb, plan_res.memory_mb)
-        abs_used = pct(used.memory_mb, self.cluster.memory_mb)
+        used_pct = dominant_pct(used, plan_res, self.cluster)
+        abs_used = dominant_pct(used, self.cluster, self.cluster)
         return Queue(
             name=cfg.name, capacity_percent=java_float(cfg.capacity), used_capacity_percent=used_pct,
             max_capacity_percent=java_float(cfg.max_capacity), absolute_capacity_percent=java_float(cfg.capacity),
@@ -165,7 +165,7 @@ class SchedulerView:
                 assert leaf is not None
                 queues.append(self.leaf(leaf))
         used = emu.cluster_allocated()
-        used_pct = pct(used.memory_mb, self.cluster.memory_mb)
+        used_pct = dominant_pct(used, self.cluster, self.cluster)
         health = SchedulerHealth(ms(emu.now), tuple(HealthOperation(op) for op in (
             "last-allocation", "last-release", "last-preemption", "last-reservation")),
             tuple(HealthRunDetail(op, 0, ZERO) for op in ("releases", "allocations", "reservations")))

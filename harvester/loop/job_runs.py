@@ -19,14 +19,20 @@ from harvester.decisions.strategy import NodeStrategy
 from harvester.history.store import HistoryStore
 from harvester.loop.refit import DAY_S, job_history
 from harvester.loop.runner import TickResult
-from harvester.models.job_history import JobRun
+from harvester.models.job_history import JobRun, RunningApp
 from harvester.observability.metrics import Metrics
 
 OVERLAP_S = 60.0
 
 
 class JobRunSource(Protocol):
-    def poll(self, since: float) -> list[JobRun]: ...
+    def poll(self, since: float) -> list[JobRun]:
+        """Runs that finished since `since` (epoch s)."""
+        ...
+
+    def running(self) -> list[RunningApp]:
+        """The apps alive at the last poll (published for `harvester explain job`)."""
+        ...
 
 
 class RecordJobRuns:
@@ -45,6 +51,7 @@ class RecordJobRuns:
         window = self._h.job_length.history_days * DAY_S
         since = now - window if self._since is None else self._since - OVERLAP_S
         runs = self._source.poll(since)
+        self._board.publish_running(tuple(self._source.running()))
         written = self._store.append_job_runs(runs)
         self._metrics.record_rows_written("job_runs", written)
         fresh = self._since is None or any(r.app_id not in self._seen for r in runs)

@@ -114,7 +114,9 @@ class MorpheusReservations:
         self._container = Resources(settings.plan.container_memory_mb, settings.plan.container_vcores)
         self._params = ReconcileParams(settings.reservations.name_prefix, settings.queue,
                                        settings.reservations.confirm_grace_s, settings.reservations.delete_ended_after_s,
-                                       settings.reservations.correct_drift)
+                                       settings.reservations.correct_drift,
+                                       retry_first_s=settings.reservations.control_period_s,
+                                       retry_max_s=settings.reservations.refused_retry_max_s)
 
     def on_nudge(self, outcome: NudgeOutcome) -> None:
         """NudgeChannel callback (from the guard's thread): kept for the next publication."""
@@ -141,7 +143,7 @@ class MorpheusReservations:
             grants = self._dra(now, rec.records, stimulus)
             actions += [g.action for g in grants]
             results = self._apply(actions, stimulus, now)
-            self._records, updated = fold(rec.records, results, now)
+            self._records, updated = fold(rec.records, results, now, self._params)
             self._admit_grants(now, grants, results)
             self._nudge(now, rec.nudges + updated)
             self._publish(now, tuple(problems), now)

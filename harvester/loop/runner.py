@@ -13,9 +13,14 @@ Failures are quiet and patient (issue 15: 20 failed polls wrote 40 tracebacks):
   dependency failed, with its traceback when it is a bug of ours; the log handler's
   `RepeatFilter` (observability/logs.py, the one place that folds repeats) shows one line per
   cause with a repeat count and tells a network failure plainly; recovery is one line;
-- with `backoff_max_s` (loops that call a remote service: telemetry, hdfs-poll), consecutive
-  failures stretch the wait to uniform(interval, min(backoff_max_s, interval × 2^failures))
-  (exponential back-off with jitter, so many sidecars do not hammer a recovering RM at once).
+- with `backoff_max_s` (loops that call a remote service: telemetry, jobs, hdfs-poll),
+  consecutive failures stretch the wait to uniform(base, min(backoff_max_s, base × 2^failures))
+  (exponential back-off with jitter, so many sidecars do not hammer a recovering RM at once),
+  where base is the interval, or `retry_s` when shorter: a loop with a long interval that polls
+  the RM (jobs, every 60 s) retries a failed poll at the RM poll rate the sidecar keeps anyway
+  (issue 25: one failed /apps poll at start kept /readyz 503 for ~110 s, the nodes' 18 s);
+- the time of the next tick is kept (`status()["next_tick_at"]`) and a failing loop's
+  `healthy()` reason ends with "next try in N s".
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ class LoopSpec:
     interval_s: float
     tick: Tick
     backoff_max_s: float | None = None  # back off while failing (remote dependencies only)
+    retry_s: float | None = None        # the back-off's first wait when shorter than the interval
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,7 @@ class _Status:
     last_error: str | None = None
     last_dependency: str | None = None
     failing_since: float | None = None
+    next_tick_at: float | None = None
     last_summary: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -93,11 +100,14 @@ class ControlLoop:
         metrics: Metrics,
         *,
         backoff_max_s: float | None = None,
+        retry_s: float | None = None,
         rng: random.Random | None = None,
     ) -> None:
         if interval_s <= 0:
             raise ValueError(f"loop {name}: interval must be positive, got {interval_s}")
         self.backoff_max_s = backoff_max_s
+        self.retry_s = interval_s if retry_s is None else min(interval_s, retry_s)
+        self._next_wait = interval_s
         self._rng = rng or random.Random()
         self._cause: str | None = None
         self._repeats = 0
@@ -147,6 +157,8 @@ class ControlLoop:
                 s.last_dependency = dependency
                 if s.failing_since is None:
                     s.failing_since = now
+            self._next_wait = self._draw_wait(s.consecutive_failures)
+            s.next_tick_at = now + self._next_wait
         return result
 
     def _log_failure(self, exc: Exception, error: str, dependency: str | None) -> None:
@@ -159,13 +171,17 @@ class ControlLoop:
             log.warning("loop %s: tick failed (%s): %s", self.name, dependency, exc, extra=extra)
 
     def next_wait_s(self) -> float:
-        """The wait before the next tick: the interval, stretched while failing (backoff_max_s)."""
+        """The wait before the next tick, drawn when the last one ended: the interval, or while
+        failing the back-off (module docstring)."""
         with self._lock:
-            k = self._status.consecutive_failures
-        if not k or self.backoff_max_s is None:
+            return self._next_wait
+
+    def _draw_wait(self, failures: int) -> float:
+        if not failures or self.backoff_max_s is None:
             return self.interval_s
-        cap = max(self.interval_s, min(self.backoff_max_s, self.interval_s * 2.0 ** min(k, 30)))
-        return self._rng.uniform(self.interval_s, cap)
+        base = self.retry_s
+        cap = max(base, min(self.backoff_max_s, base * 2.0 ** min(failures, 30)))
+        return self._rng.uniform(base, cap)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -201,7 +217,8 @@ class ControlLoop:
             s = self._status
             if s.consecutive_failures:
                 dep = f"{s.last_dependency}: " if s.last_dependency else ""
-                return False, (f"{dep}loop {self.name}: last {s.consecutive_failures} tick(s) failed: {s.last_error}")
+                nxt = "" if s.next_tick_at is None else f"; next try in {max(0.0, s.next_tick_at - now):.0f} s"
+                return False, (f"{dep}loop {self.name}: last {s.consecutive_failures} tick(s) failed: {s.last_error}{nxt}")
             if s.last_ok_at is None:
                 return False, f"loop {self.name}: no successful tick yet"
             if now - s.last_ok_at > 3 * self.interval_s:
@@ -224,5 +241,6 @@ class ControlLoop:
                 "last_dependency": s.last_dependency,
                 "consecutive_failures": s.consecutive_failures,
                 "failing_since": s.failing_since,
+                "next_tick_at": s.next_tick_at,
                 "last_summary": dict(s.last_summary),
             }

@@ -108,6 +108,25 @@ class JobRun:
 
 
 @dataclass(frozen=True, slots=True)
+class RunningApp:
+    """One application the RM runs now, as the jobs loop's last /apps poll saw it (`job_name`:
+    its recurring identity, `name` the RM's). `preempted` counts the non-AM containers the RM
+    itself took from it (numNonAMContainerPreempted: its kills on a node cut with
+    overCommitTimeout, kill_mechanism rm_overcommit); None when the RM does not say."""
+
+    job_name: str
+    app_id: str
+    name: str
+    queue: str
+    state: str
+    started_at: float
+    containers: int
+    allocated_mb: int
+    allocated_vcores: int
+    preempted: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Stage:
     """One DAG stage: `tasks` containers, run after every stage named in `parents`."""
 

@@ -24,7 +24,7 @@ import numpy as np
 from harvester.actuators.deadline import ActionBudget
 from harvester.clock import Clock
 from harvester.domain import Action, ActionError, ClusterSnapshot, ContainerInfo, KillContainer, NodeSample, Resources, SetNodeCapacity
-from harvester.models.job_history import JobRun
+from harvester.models.job_history import JobRun, RunningApp
 from harvester.sim.cluster import ClusterModel
 from harvester.sim.metrics.collector import SimStats
 from harvester.sim.substrate import Substrate
@@ -126,6 +126,9 @@ class SimJobRuns:
     def __init__(self, stats: SimStats, origin: float) -> None:
         self.stats = stats
         self.origin = origin
+
+    def running(self) -> list[RunningApp]:
+        return []  # the simulator's reports use finished runs only
 
     def poll(self, since: float) -> list[JobRun]:
         jobs = self.stats.jobs

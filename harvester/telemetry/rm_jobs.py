@@ -26,7 +26,7 @@ from typing import Callable
 
 from rm_client import App, AppQuery, RMClient, RMError
 
-from harvester.models.job_history import JobRun, RunUsage
+from harvester.models.job_history import JobRun, RunningApp, RunUsage
 from harvester.telemetry.source import TelemetryError
 
 FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
@@ -79,7 +79,13 @@ class RMJobRuns:
         self._step_s = step_s
         self._peaks: dict[str, int] = {}
         self._usage: dict[str, _Usage] = {}
+        self._running: list[RunningApp] = []
         self._lock = threading.Lock()
+
+    def running(self) -> list[RunningApp]:
+        """The apps alive at the last poll (RUNNING, ACCEPTED)."""
+        with self._lock:
+            return list(self._running)
 
     def poll(self, since: float) -> list[JobRun]:
         try:
@@ -91,6 +97,9 @@ class RMJobRuns:
         with self._lock:
             for app in alive:
                 self._observe(app)
+            self._running = [RunningApp(self._normalize(a.name or a.id), a.id, a.name, a.queue, a.state,
+                                        a.started_time_ms / 1000.0, max(0, a.running_containers), max(0, a.allocated_mb),
+                                        max(0, a.allocated_vcores), a.num_non_am_container_preempted) for a in alive]
             for app in done:
                 if app.finished_time_ms <= 0 or app.started_time_ms <= 0:
                     continue

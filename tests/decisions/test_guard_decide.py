@@ -169,14 +169,17 @@ def test_missing_old_or_unhealthy_nodes_are_left_alone() -> None:
 
 
 def test_node_without_utilization_is_frozen_at_its_allocation_never_killed() -> None:
+    """Once its utilization is older than the staleness limit (tests/decisions/test_guard_unknown_utilization.py:
+    before that, and on a first view, the capacity is kept)."""
     snap = snapshot([sample(node_cpu=None, used=Resources(12288, 6))], [container("w", vcores=6)])
-    d = evaluate(context(snap, [NODE], mechanism=KillMechanism.SIGNALS))
+    assert evaluate(context(snap, [NODE], mechanism=KillMechanism.SIGNALS)).actions == (), "a first view: kept"
+    d = evaluate(context(snap, [NODE], mechanism=KillMechanism.SIGNALS, previous=agreed()))
     [a] = d.actions
     assert isinstance(a, SetNodeCapacity) and a.resources == Resources(12288, 6) and a.overcommit_timeout_ms == -1
     assert "freeze" in a.reason and d.nodes[0].stale and d.nodes[0].outcome == "sent:freeze"
-    assert evaluate(context(snap, [NODE], freeze_on_stale=False)).actions == ()
+    assert evaluate(context(snap, [NODE], freeze_on_stale=False, previous=agreed())).actions == ()
     over = snapshot([sample(node_cpu=None, total=Resources(4096, 2), used=Resources(12288, 6))])
-    assert evaluate(context(over, [NODE])).actions == (), "a freeze never raises capacity"
+    assert evaluate(context(over, [NODE], previous=agreed())).actions == (), "a freeze never raises capacity"
 
 
 def test_memory_is_harvested_when_host_ram_is_known() -> None:
@@ -210,7 +213,8 @@ def test_every_action_carries_the_time_of_its_node_sample() -> None:
     spike = _spike()
     snap = snapshot(spike.nodes + (sample("n2:8041", t=NOW - 7, node_cpu=None),), spike.containers)
     for mechanism in KillMechanism:
-        d = evaluate(context(snap, [NODE, other], mechanism=mechanism, kills={"w3": rec}, escalation_delay_s=10))
+        d = evaluate(context(snap, [NODE, other], mechanism=mechanism, kills={"w3": rec}, escalation_delay_s=10,
+                             previous=agreed("n2:8041")))  # n2's utilization seen long ago: a freeze
         assert d.actions and {type(a) for a in d.actions} >= {SetNodeCapacity}
         if mechanism is KillMechanism.SIGNALS:
             assert any(not a.graceful for a in kills(d.actions)) and any(a.graceful for a in kills(d.actions))

@@ -44,7 +44,8 @@ def test_a_wanted_window_is_planned_and_submitted_once() -> None:
     out = reconcile(0.0, {}, [], {d.key: d}, P, "s1")
     (a,) = out.actions
     assert isinstance(a, SubmitReservation) and a.spec == d.spec and a.queue == "root.default" and a.as_of == 0.0
-    assert a.reason.startswith("renew: the window of etl opens at 660") and out.records[d.key].state is S.PLANNED
+    assert a.reason == "renew: the window of etl opens at 1970-01-01T00:11:00Z (in 11m00s)"
+    assert out.records[d.key].state is S.PLANNED
     sent, _ = fold(out.records, [ReservationResult(a, Outcome.SENT, "reservation_1_0001")], 1.0)
     assert sent[d.key].state is S.SUBMITTED and sent[d.key].reservation_id == "reservation_1_0001"
     again = reconcile(2.0, sent, [], {d.key: d}, P)
@@ -197,3 +198,46 @@ def test_a_handed_over_reservation_follows_the_rms_list_and_is_neither_corrected
     # once handed back, the same list is drift again (and the re-plan applies)
     back = reconcile(20.0, records, [listed_of(d, rid, jockeys)], {d.key: moved}, P)
     assert back.records[d.key].state is S.DRIFTED and back.actions
+
+
+GANG = ("java.lang.Exception: The size of the largest gang in the reservation definition (<memory:5120, vCores:5>) "
+        "exceed the capacity available (<memory:2048, vCores:2> )")  # captures err-reservation-submit-gang-larger-than-cluster
+RETRY = ReconcileParams("hv", "root.default", retry_first_s=5.0, retry_max_s=20.0)
+
+
+def test_a_submit_refused_for_lack_of_capacity_is_retried_with_a_bounded_backoff() -> None:
+    """Issue 25: right after start the guard had cut every node, the plan queue's capacity was
+    <2048 MB, 2 vc> and the RM refused the demo's gangs; they were never tried again that period."""
+    d = window(PERIOD_MS)
+    out = reconcile(0.0, {}, [], {d.key: d}, RETRY)
+    sent_at, waits = [0.0], []
+    records = out.records
+    action = out.actions[0]
+    for _ in range(4):
+        now = sent_at[-1] + 0.5
+        records, _ = fold(records, [ReservationResult(action, Outcome.REFUSED, None, GANG, "BadRequestException")], now,
+                          RETRY)
+        r = records[d.key]
+        assert r.state is S.PLANNED and r.retry_at is not None and "lack of capacity" in r.events[-1][1]
+        assert reconcile(r.retry_at - 0.1, records, [], {d.key: d}, RETRY).actions == [], "waits out the backoff"
+        nxt = reconcile(r.retry_at, records, [], {d.key: d}, RETRY)
+        (action,) = nxt.actions
+        assert isinstance(action, SubmitReservation) and action.reason.startswith(f"retry {r.refusals}")
+        waits.append(r.retry_at - now)
+        sent_at.append(r.retry_at)
+        records = nxt.records
+    assert waits == [5.0, 10.0, 20.0, 20.0], "doubling from one control period, bounded"
+    accepted, _ = fold(records, [ReservationResult(action, Outcome.SENT, "reservation_1_0009")], sent_at[-1] + 0.5, RETRY)
+    assert accepted[d.key].state is S.SUBMITTED and accepted[d.key].reservation_id == "reservation_1_0009"
+
+
+def test_a_capacity_refusal_becomes_rejected_when_its_window_can_no_longer_be_submitted() -> None:
+    d = window(PERIOD_MS)
+    out = reconcile(0.0, {}, [], {d.key: d}, RETRY)
+    records, _ = fold(out.records, [ReservationResult(out.actions[0], Outcome.REFUSED, None, GANG, "BadRequestException")],
+                      0.5, RETRY)
+    late = replace(d, submittable=False, why_not="opens in 3 s < min_lead_s 5 s")
+    gone = reconcile(30.0, records, [], {d.key: late}, RETRY)
+    r = gone.records[d.key]
+    assert gone.actions == [] and r.state is S.REJECTED
+    assert "1 time(s) for lack of capacity" in r.lifecycle.history[-1].reason and "min_lead_s" in r.lifecycle.history[-1].reason

@@ -52,3 +52,25 @@ def test_never_for_a_real_rm_unless_enabled() -> None:
     assert jockey_settings(rm).enabled is False and jockey_settings(rm).jobs == {}
     assert jockey_settings(parse_settings({}, environ={}), embedded=False).enabled is False, \
         "the embedded default with other ports (the simulator's) is no demo"
+
+
+def test_no_demo_directory_is_left_in_the_system_temp_directory(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25: every `serve` start left a harvester-demo-jockey-* directory in /tmp (65 after one
+    test run). The demo job's prior runs now live in the state directory (beside the store), or —
+    with the memory store, which promises nothing on disk — in a temporary one removed at stop."""
+    import tempfile
+
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))  # the system temp directory, for this test only
+    state = tmp_path / "state"
+    with embedded_sidecar(state / "h.db") as app:
+        runs = app.jockey_settings.jobs[dd.JOB].runs
+        assert runs.parent.parent == state and runs.is_file()
+    with embedded_sidecar(state / "h.db") as app:  # a second start reuses it
+        assert app.jockey_settings.jobs[dd.JOB].runs == runs
+    with embedded_sidecar(tmp_path / "unused.db", {"store": {"backend": "memory"}}) as app:
+        during = list(private.glob("harvester-demo-jockey-*"))
+        assert len(during) == 1 and app.jockey_settings.jobs[dd.JOB].runs.parent == during[0]
+    assert list(private.iterdir()) == [], "nothing left behind"
+    assert {"demo", "h.db"} <= {p.name for p in state.iterdir()}

@@ -51,6 +51,9 @@ def test_the_history_is_republished_only_when_a_new_run_arrives() -> None:
         def poll(self, since: float) -> list[JobRun]:
             return [r for r in self.runs if r.finished_at >= since]
 
+        def running(self) -> list:  # type: ignore[type-arg]
+            return []
+
     source, store, state = Runs(), SqliteHistoryStore(":memory:"), HarvestingBoard(Board())
     tick = RecordJobRuns(source, store, state, Metrics(CollectorRegistry()), HarvestingSettings(), nodes=dict)
     assert tick.tick(1000.0).summary["republished"] is True, "the first tick publishes (maybe an empty history)"

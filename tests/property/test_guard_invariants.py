@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -56,7 +58,9 @@ def clusters(draw):
             pushed[nid] = PushRecord(Resources(mem, vc), NOW - draw(st.integers(0, 120)))
         if draw(st.booleans()):
             previous[nid] = NodeMemo(Resources(draw(st.integers(0, mem)), draw(st.integers(0, vc))),
-                                     draw(st.floats(0, cores)), Resources(0, draw(st.integers(0, vc))))
+                                     draw(st.one_of(st.just(math.nan), st.floats(0, cores))),
+                                     Resources(0, draw(st.integers(0, vc))),
+                                     NOW - draw(st.sampled_from([0, 10, 29, 31, 300, math.inf])))
         presence = draw(st.sampled_from(["fresh", "fresh", "fresh", "missing", "old", "unhealthy"]))
         if presence == "missing":
             continue
@@ -131,6 +135,11 @@ def test_guard_invariants(ctx) -> None:
         if primary_cpu_cores(node, ns.physical_cores, ns.capacity.vcores) is None:  # no utilization: freeze only
             assert a.overcommit_timeout_ms == -1 and node_id not in kills_by_node
             assert a.resources.fits_in(node.total), "a node without utilization got more capacity"
+            assert prev is not None and ctx.now - prev.seen_at > ctx.strategy.stale_after_s, \
+                "a node whose utilization is unknown for less than the staleness limit keeps its capacity"
+            assert Resources(min(node.total.memory_mb, node.used.memory_mb),
+                             min(node.total.vcores, node.used.vcores)).fits_in(a.resources), \
+                "unknown utilization lowered the capacity below the allocation"
             continue
         allocated = node.used
         if allocated.fits_in(a.resources):

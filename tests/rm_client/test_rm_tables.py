@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 from pathlib import Path
 
@@ -99,6 +101,23 @@ def test_queues_table_indents_the_tree(captures: Path) -> None:
     kinds = [r[1] for r in t.rows]
     assert kinds == ["root", "parent", "leaf", "reservation"]
     assert t.rows[2][3] == "81.2%"  # capacity 81.25, one decimal (round half to even)
+
+
+def test_queues_table_labels_what_each_percentage_is_of(captures: Path) -> None:
+    """Issue 25: "USED 1300.0%" in the first seconds of `make run`. The RM's usedCapacity is % of the
+    queue's OWN capacity (a leaf of 10240 MB using 1024 MB shows 10.0 while 6.25 % of the cluster,
+    captures scheduler-with-wrong-queue-apps), absoluteUsedCapacity % of the cluster's CURRENT
+    capacity — which the guard lowers — and the root reports only the former (of the cluster)."""
+    t = queues_table(decode_scheduler(load(captures, "scheduler-with-wrong-queue-apps")))
+    assert t.headers[3:8] == ("CAP OF PARENT", "USED OF CAP", "MAX OF PARENT", "CAP OF CLUSTER", "USED OF CLUSTER")
+    rows = {r[0].strip(): dict(zip(t.headers, r)) for r in t.rows}
+    assert rows["root.default-default"]["USED OF CAP"] == "10.0%" and rows["root.default-default"]["USED OF CLUSTER"] == "6.2%"
+    assert rows["root"]["CAP OF CLUSTER"] == "100.0%" and rows["root"]["USED OF CLUSTER"] == "6.2%", "the root is the cluster"
+    assert any("% of the queue's own capacity" in n for n in t.notes) and not any("over-committed" in n for n in t.notes)
+    info = decode_scheduler(load(captures, "scheduler-running"))
+    assert info.root is not None
+    over = queues_table(replace(info, root=replace(info.root, used_capacity_percent=1300.0)))
+    assert any("1300.0 % of the cluster's current capacity" in n and "over-committed" in n for n in over.notes), over.notes
 
 
 def test_units_conversion_matches_the_nodemanager_formula() -> None:

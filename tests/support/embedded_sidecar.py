@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from prometheus_client import CollectorRegistry
 
@@ -46,8 +46,9 @@ def embedded_sidecar(store_path: Path, overrides: dict[str, Any] | None = None, 
 
 def run_control_periods(app: Harvester, periods: int = 3, step_s: float = 60.0) -> None:
     """Refit once, then `periods` × (poll, guard) `step_s` apart, as the live loops would. The demo's
-    first heartbeat reads CPU 0.0 (unknown: the guard freezes), the second sample's increase waits
-    for a confirming third (decisions/guard.py), so three periods end with a capacity raised."""
+    first heartbeat reads CPU 0.0 (unknown: the guard keeps the capacity), the second sample's
+    increase waits for a confirming third (decisions/guard.py), so three periods end with a capacity
+    raised."""
     assert app.loop("refit").run_once() is not None
     for _ in range(periods):
         assert app.loop("telemetry").run_once() is not None
@@ -60,3 +61,25 @@ def settings_file(path: Path, app: Harvester, **server: str) -> Path:
     admin = server.get("admin_listen", app.admin.address)
     path.write_text(f"server:\n  admin_listen: {admin}\nstore:\n  path: {app.settings.store.path}\n")
     return path
+
+
+def run_loops(app: Harvester, seconds: float, *, step_s: float = 1.0,
+              after: Callable[[str], None] | None = None) -> dict[str, int]:
+    """Every loop as its thread would run it, on the app's SimClock: each ticks at start (in the
+    control plane's order), then again `next_wait_s()` after its last tick (its interval, or its
+    failure back-off); the clock moves `step_s` at a time for `seconds`. `after(name)` runs after
+    each tick. Returns the ticks per loop."""
+    clock = app.clock
+    due = {loop.name: clock.now() for loop in app.loops}
+    ticks = dict.fromkeys(due, 0)
+    end = clock.now() + seconds
+    while clock.now() <= end:
+        for loop in app.loops:
+            if due[loop.name] <= clock.now():
+                loop.run_once()
+                ticks[loop.name] += 1
+                due[loop.name] = clock.now() + loop.next_wait_s()
+                if after is not None:
+                    after(loop.name)
+        clock.advance(step_s)  # type: ignore[attr-defined]
+    return ticks

@@ -156,3 +156,68 @@ def recording_session(adapter: RecordingAdapter) -> requests.Session:
     s.mount("http://", adapter)
     s.mount("https://", adapter)
     return s
+
+
+class FlakyFront:
+    """A real RM (e.g. the emulator) behind an HTTP front that answers 500 — the RM's
+    WebApplicationException body — to the next `times` requests of one path (`fail`), and
+    forwards everything else unchanged. `failed` lists the paths it failed."""
+
+    ERROR = (b'{"RemoteException":{"exception":"WebApplicationException","message":"java.io.IOException: '
+             b'injected by the test","javaClassName":"javax.ws.rs.WebApplicationException"}}')
+
+    def __init__(self, upstream: str) -> None:
+        self._upstream = upstream.rstrip("/")
+        self._fail: dict[str, int] = {}
+        self.failed: list[str] = []
+        self._lock = threading.Lock()
+        self._session = requests.Session()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                path = urlsplit(self.path).path
+                with owner._lock:
+                    failing = owner._fail.get(path, 0) > 0
+                    if failing:
+                        owner._fail[path] -= 1
+                        owner.failed.append(path)
+                if failing:
+                    status, data, ctype = 500, owner.ERROR, "application/json"
+                else:
+                    r = owner._session.request(self.command, owner._upstream + self.path, data=body or None, timeout=10,
+                                               headers={k: v for k, v in self.headers.items()
+                                                        if k.lower() in ("content-type", "accept")})
+                    status, data, ctype = r.status_code, r.content, r.headers.get("Content-Type", "application/json")
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = _serve
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def fail(self, path: str, times: int = 1) -> None:
+        with self._lock:
+            self._fail[path] = self._fail.get(path, 0) + times
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._session.close()
