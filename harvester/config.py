@@ -21,6 +21,7 @@ import yaml
 from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from harvester.config_base import MAX_PERIOD_S, MAX_TIMEOUT_S, Section, check_listen
+from harvester.config_estimator import EstimatorSettings
 from harvester.config_harvesting import HarvestingSettings
 from harvester.config_hdfs import HdfsSettings
 from harvester.config_jockey import JockeySettings
@@ -152,6 +153,7 @@ class Settings(_Section):
     placement: PlacementSettings = Field(default_factory=PlacementSettings, description="Phoenix: constraint-aware placement (ConstrainedPlacement).")
     morpheus: MorpheusSettings = Field(default_factory=MorpheusSettings, description="Morpheus: SLOs, skylines, LowCost reservations, DRA.")
     jockey: JockeySettings = Field(default_factory=JockeySettings, description="Jockey: deadline jobs kept on time by resizing their reservation.")
+    estimator: EstimatorSettings = Field(default_factory=EstimatorSettings, description="The Hadoop Resource Estimator 3.3.6 REST API, served from the history store.")
 
     @model_validator(mode="after")
     def _rm_needed(self) -> Settings:
@@ -273,11 +275,13 @@ def _apply_env(model: type[BaseModel], data: dict[str, Any], overrides: dict[str
 
 
 def _relative_to(data: dict[str, Any], base_dir: Path) -> None:
-    """A relative `store.path` in a settings file names a file beside that settings file."""
-    store = data.get("store")
-    path = store.get("path") if isinstance(store, dict) else None
-    if isinstance(path, str) and path and not Path(path).expanduser().is_absolute():
-        store["path"] = str(base_dir / path)
+    """A relative `store.path` (or `estimator.data_dir`) in a settings file names a file (folder)
+    beside that settings file."""
+    for section, key in (("store", "path"), ("estimator", "data_dir")):
+        node = data.get(section)
+        path = node.get(key) if isinstance(node, dict) else None
+        if isinstance(path, str) and path and not Path(path).expanduser().is_absolute():
+            node[key] = str(base_dir / path)
 
 
 def parse_settings(data: Any, *, where: str = "config", environ: Mapping[str, str] | None = None,
