@@ -54,7 +54,7 @@ from harvester.advice.slo_advisor import SERVICE as SLO_SERVICE
 from harvester.advice.node_ordering_http import PATH as NODE_ORDERING_PATH, node_ordering_route
 from harvester.advice.tls import grpc_server_credentials
 from harvester.advice.yarn_advisor import yarn_advisor_service
-from harvester.app_admin import RefitGate, admin_server, readiness
+from harvester.app_admin import RefitGate, admin_server, estimator_server, readiness
 from harvester.board import Board
 from harvester.clock import Clock, RealClock, ScaledClock
 from harvester.config import Settings
@@ -322,6 +322,9 @@ class Harvester:
             credentials=grpc_server_credentials(settings.server.tls), max_message_bytes=settings.server.grpc_max_message_bytes,
         )
         self.admin = admin_server(settings, self.metrics, token)
+        # the Hadoop Resource Estimator's REST API on its own port, from the same store
+        self.estimator = estimator_server(settings, self.store, self.metrics, token, self.clock.now) \
+            if settings.estimator.enabled else None
         self._refit_gate = RefitGate(h.refit_min_interval_s)
         self.admin.route("/healthz", lambda req: Response.text(200, "ok\n"), blocking=False)
         self.admin.route("/readyz", self._readyz, blocking=False)
@@ -358,6 +361,8 @@ class Harvester:
             self.embedded.start()
         self.grpc.start()
         self.admin.start()
+        if self.estimator is not None:
+            self.estimator.start()
         for loop in self.loops if run_loops else ():
             loop.start()
         log.info(
@@ -381,6 +386,8 @@ class Harvester:
             self._namenode.close()
         self.grpc.stop(self.settings.server.shutdown_grace_s)
         self.admin.stop()
+        if self.estimator is not None:
+            self.estimator.stop()
         if self.embedded is not None:
             self.embedded.stop()
         if self._demo_tmp is not None:
@@ -465,5 +472,8 @@ class Harvester:
             "grpc": {"address": self.grpc.address, "tls": self.grpc.tls, "services": self.grpc.services},
             "admin": {"address": self.admin.address, "url": self.admin.url, "writes": "token" if self.admin.auth.has_token
                       else "refused (no token configured)", "public_reads": list(self.admin.auth.public_reads)},
+            "estimator": None if self.estimator is None else {
+                "url": self.estimator.url, "writes": "open" if self.estimator.auth.public_writes
+                else "token" if self.estimator.auth.has_token else "refused (no token configured)"},
             "loops": [loop.status() for loop in self.loops],
         }

@@ -83,9 +83,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except (StoreError, OSError, ValueError) as exc:  # ValueError: e.g. RMConfigError (Kerberos credentials)
         return _fail(EXIT_FAILURE, f"cannot start: {exc}")
     app.start()
+    estimator = "" if app.estimator is None else f", Resource Estimator API {app.estimator.url}/resourceestimator/"
     print(
         f"harvester {__version__} serving: gRPC {app.grpc.address}{' (TLS)' if app.grpc.tls else ''}, admin {app.admin.url} "
-        f"(/healthz /readyz /metrics /status); cluster source: {app.source.name}. Ctrl-C stops.",
+        f"(/healthz /readyz /metrics /status){estimator}; cluster source: {app.source.name}. Ctrl-C stops.",
         file=sys.stderr,
         flush=True,
     )
@@ -100,6 +101,7 @@ Command = Callable[[argparse.Namespace], int]
 COMMAND_MODULES = (
     "harvester.cli_rm",        # rm nodes|apps|reservations|queues|record
     "harvester.cli_emulator",  # emulator serve
+    "harvester.cli_estimator",  # estimator serve (the Hadoop Resource Estimator's REST API)
     "harvester.cli_tenants",   # tenants [--refit]
     "harvester.cli_explain",   # explain node|tenant|job|reservation ID
     "harvester.cli_hdfs",      # hdfs datanodes|table|choose|evaluate

@@ -21,6 +21,7 @@ import yaml
 from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from harvester.config_base import MAX_PERIOD_S, MAX_TIMEOUT_S, FilePath, Section, check_listen, listens_clash
+from harvester.config_estimator import EstimatorSettings
 from harvester.config_harvesting import HarvestingSettings
 from harvester.config_hdfs import HdfsSettings
 from harvester.config_jockey import JockeySettings
@@ -164,6 +165,7 @@ class Settings(_Section):
     placement: PlacementSettings = Field(default_factory=PlacementSettings, description="Phoenix: constraint-aware placement (ConstrainedPlacement).")
     morpheus: MorpheusSettings = Field(default_factory=MorpheusSettings, description="Morpheus: SLOs, skylines, LowCost reservations, DRA.")
     jockey: JockeySettings = Field(default_factory=JockeySettings, description="Jockey: deadline jobs kept on time by resizing their reservation.")
+    estimator: EstimatorSettings = Field(default_factory=EstimatorSettings, description="The Hadoop Resource Estimator 3.3.6 REST API, served from the history store.")
 
     @model_validator(mode="after")
     def _rm_needed(self) -> Settings:
@@ -176,11 +178,17 @@ class Settings(_Section):
         guard_stale = self.harvesting.guard.stale_after_s
         if guard_stale is not None:
             stale_before_next_poll(guard_stale, "harvesting.guard.stale_after_s", self.telemetry.poll_interval_s)
+        # server.admin_listen vs grpc_listen is the server section's own rule (config_server.py).
+        others = [("server.admin_listen", self.server.admin_listen), ("server.grpc_listen", self.server.grpc_listen)]
+        extra = []
         if self.cluster.source == "embedded":
-            for key, listen in (("server.admin_listen", self.server.admin_listen), ("server.grpc_listen", self.server.grpc_listen)):
-                if listens_clash(self.embedded.listen, listen):
-                    raise ValueError(f"embedded.listen ({self.embedded.listen}) and {key} ({listen}) take the same port: "
-                                     "give each its own")
+            extra.append(("embedded.listen", self.embedded.listen))
+        if self.estimator.enabled:
+            extra.append(("estimator.listen", self.estimator.listen))
+        for i, (key, listen) in enumerate(extra):
+            for other_key, other in others + extra[:i]:
+                if listens_clash(listen, other):
+                    raise ValueError(f"{key} ({listen}) and {other_key} ({other}) take the same port: give each its own")
         return self
 
 
@@ -341,11 +349,13 @@ def _apply_env(model: type[BaseModel], data: dict[str, Any], overrides: dict[str
 
 
 def _relative_to(data: dict[str, Any], base_dir: Path) -> None:
-    """A relative `store.path` in a settings file names a file beside that settings file."""
-    store = data.get("store")
-    path = store.get("path") if isinstance(store, dict) else None
-    if isinstance(path, str) and path and not Path(path).expanduser().is_absolute():
-        store["path"] = str(base_dir / path)
+    """A relative `store.path` (or `estimator.data_dir`) in a settings file names a file (folder)
+    beside that settings file."""
+    for section, key in (("store", "path"), ("estimator", "data_dir")):
+        node = data.get(section)
+        path = node.get(key) if isinstance(node, dict) else None
+        if isinstance(path, str) and path and not Path(path).expanduser().is_absolute():
+            node[key] = str(base_dir / path)
 
 
 def parse_settings(data: Any, *, where: str = "config", environ: Mapping[str, str] | None = None,

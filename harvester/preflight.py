@@ -12,6 +12,7 @@ What the schema (config*.py) cannot see:
 - the TLS files are a certificate chain and its key (and a CA bundle for mutual TLS);
 - the SQLite store: its folder takes a new file, an existing file opens for writing and is a
   SQLite database;
+- `estimator.open_writes` on a non-loopback `estimator.listen` (no token guards its writes);
 - Kerberos (`rm.auth` / `hdfs.auth: kerberos`) has its extra (requests-gssapi) installed;
 - each listen host is this machine's (bound on port 0); with `ports=True` (`serve` at start, `check
   --ports`) each listen address can be bound (a port in use).
@@ -56,21 +57,27 @@ def listen_addresses(settings: Settings) -> dict[str, str]:
     """Every address `serve` listens on, by setting, in the order it binds them."""
     out = {"embedded.listen": settings.embedded.listen} if settings.cluster.source == "embedded" else {}
     out |= {"server.admin_listen": settings.server.admin_listen, "server.grpc_listen": settings.server.grpc_listen}
+    if settings.estimator.enabled:
+        out["estimator.listen"] = settings.estimator.listen
     return out
 
 
-def _exposure(settings: Settings, token: str | None) -> list[str]:
+def _exposure(settings: Settings, token: str | None, addresses: Mapping[str, str]) -> list[str]:
     s = settings.server
     if s.allow_insecure_remote:
         return []
     problems = []
-    for key, listen in listen_addresses(settings).items():
+    for key, listen in addresses.items():
         host = listen.rpartition(":")[0]
         if is_loopback(host):
             continue
         if key == "embedded.listen":
             problems.append(f"{key}: {host} is not loopback and the built-in emulator has no authentication "
                             "(set server.allow_insecure_remote: true to serve it anyway)")
+            continue
+        if key == "estimator.listen" and settings.estimator.open_writes:
+            problems.append(f"{key}: {host} is not loopback and estimator.open_writes lets anyone there add and "
+                            "delete history (set it false, or server.allow_insecure_remote: true)")
             continue
         missing = [what for what, ok in (("no TLS (server.tls)", s.tls.enabled), ("no admin token (server.auth)", token))
                    if not ok]
@@ -135,7 +142,7 @@ def _extras(settings: Settings) -> list[str]:
     return []
 
 
-def _binds(settings: Settings, *, ports: bool) -> list[str]:
+def _binds(addresses: Mapping[str, str], *, ports: bool) -> list[str]:
     """Each listen address that cannot be bound, in the order serve binds them, with the setting
     to change. `ports=False` binds each host on port 0: whether the address is this machine's
     does not depend on what else runs. `ports=True` binds the configured port (a fixed one
@@ -145,7 +152,7 @@ def _binds(settings: Settings, *, ports: bool) -> list[str]:
     from harvester.observability.failures import cause
 
     problems = []
-    for key, address in listen_addresses(settings).items():
+    for key, address in addresses.items():
         host, _, port = address.rpartition(":")
         if ports and int(port) == 0:
             continue
@@ -168,21 +175,24 @@ def _binds(settings: Settings, *, ports: bool) -> list[str]:
 def listen_problem(settings: Settings) -> str | None:
     """Why `serve` could not listen where its settings say (None: every address is free):
     checked before anything starts so the message names the address and the setting to change."""
-    problems = _binds(settings, ports=True)
+    problems = _binds(listen_addresses(settings), ports=True)
     return problems[0] if problems else None
 
 
-def preflight(settings: Settings, *, ports: bool = False, environ: Mapping[str, str] | None = None) -> str | None:
+def preflight(settings: Settings, *, ports: bool = False, environ: Mapping[str, str] | None = None,
+              addresses: Mapping[str, str] | None = None) -> str | None:
     """Raise `PreflightError` with every problem (see the module docstring); returns the admin
-    token (None: none configured) so the caller reads it once."""
+    token (None: none configured) so the caller reads it once. `addresses`: the listen
+    addresses to check (default: every one `serve` binds; `harvester estimator serve` binds one)."""
     problems: list[str] = []
     try:
         token = read_admin_token(settings.server.auth.token_file, os.environ if environ is None else environ)
     except TokenError as exc:
         token = None
         problems.append(str(exc))
-    problems += _exposure(settings, token) + _tls(settings) + _store(settings) + _extras(settings)
-    problems += _binds(settings, ports=ports)
+    listens = listen_addresses(settings) if addresses is None else addresses
+    problems += _exposure(settings, token, listens) + _tls(settings) + _store(settings) + _extras(settings)
+    problems += _binds(listens, ports=ports)
     if problems:
         raise PreflightError("; ".join(problems))
     return token

@@ -55,7 +55,7 @@ class DefaultPorts:
         from harvester.config import load_settings
 
         s = load_settings(None, environ={})
-        self.listens = (s.embedded.listen, s.server.admin_listen, s.server.grpc_listen)
+        self.listens = (s.embedded.listen, s.server.admin_listen, s.server.grpc_listen, s.estimator.listen)
         self.held: dict[str, object] = {}
 
     def ensure(self) -> None:
@@ -84,7 +84,8 @@ class DefaultPorts:
 @pytest.fixture(autouse=True, scope="session")
 def default_ports():  # type: ignore[no-untyped-def]
     """`make test` must pass while `make run` runs in another terminal (issue 19): the whole
-    suite runs with the default ports — emulator 18088, admin 9464, gRPC 50051 — taken. Each is
+    suite runs with the default ports — emulator 18088, admin 9464, gRPC 50051, Resource
+    Estimator 9998 — taken. Each is
     held by a listening socket that never answers (or already by a running `harvester serve`),
     so a test that binds one fails, and one that talks to one hangs to its timeout and fails,
     instead of passing or failing by what happens to run on this machine. Tests use port 0 or a

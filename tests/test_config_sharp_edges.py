@@ -55,6 +55,8 @@ def test_check_passes_a_valid_file_while_its_ports_are_taken(tmp_path: Path, cap
      ("server.admin_listen", "server.grpc_listen")),
     ("embedded:\n  listen: 127.0.0.1:9464\n", ("embedded.listen", "server.admin_listen")),
     ("embedded:\n  listen: localhost:50051\n", ("embedded.listen", "server.grpc_listen")),
+    ("estimator:\n  enabled: true\n  listen: 127.0.0.1:9464\n", ("estimator.listen", "server.admin_listen")),
+    ("estimator:\n  enabled: true\n  listen: 127.0.0.1:18088\n", ("estimator.listen", "embedded.listen")),
 ])
 def test_two_listen_addresses_on_one_port_are_refused_in_one_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], yaml_text: str, keys: tuple[str, str]) -> None:

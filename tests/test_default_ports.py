@@ -13,7 +13,7 @@ from harvester.config import load_settings
 def test_the_default_ports_are_taken_while_the_suite_runs(default_ports) -> None:  # type: ignore[no-untyped-def]
     default_ports.ensure()  # another suite on this machine may have released one since we started
     s = load_settings(None, environ={})
-    for listen in (s.embedded.listen, s.server.admin_listen, s.server.grpc_listen):
+    for listen in (s.embedded.listen, s.server.admin_listen, s.server.grpc_listen, s.estimator.listen):
         host, _, port = listen.rpartition(":")
         with socket.socket() as probe:
             probe.settimeout(2)

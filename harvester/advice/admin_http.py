@@ -7,13 +7,16 @@ Registering a route is one call, whatever the feature (Morpheus `slo` routes, `e
     admin.route("/v1/harvesting/refit", refit, methods=("POST",))
     admin.route("/healthz", quick, blocking=False)              # sync but instant: on the event loop
     admin.route("/v1/yarn/node-ordering", async_handler)        # `async def`: awaited on the loop
+    admin.route("/resourceestimator/*", handler, methods=("GET", "POST", "DELETE"))  # every path under it
 
 A handler takes a `Request` and returns a `Response` (or an awaitable of one). Blocking
 handlers run in a bounded thread pool (`handler_threads`), so the event loop keeps serving
 /healthz, /metrics and thousands of long-polls (advice/long_poll.py awaits the state board
 without a thread per waiter). Routes are matched by exact path; another method answers 405
 with `Allow`, an unknown path 404 listing the routes the caller may call (all with the token, else
-the public reads); every error is JSON `{"error": ...}`.
+the public reads); every error is JSON `{"error": ...}`. A path ending in `/*` is a prefix route:
+it answers every path under it (its handler reads `Request.path`; the metrics label is the route,
+not the path). A `Response` with an empty content type is sent without Content-Type (a 204).
 
 Limits (`HttpLimits`, from `server.admin_http`), so no client can exhaust the process:
 - at most `max_connections` open connections: the next one gets a 503 and is closed;
@@ -29,7 +32,8 @@ Limits (`HttpLimits`, from `server.admin_http`), so no client can exhaust the pr
 Authentication (`AdminAuth`): every write (any method but GET/HEAD) needs
 `Authorization: Bearer <token>`, compared in constant time; without a configured token writes
 are refused (403). Reads are open for the paths in `public_reads` ("*" = all; "/v1/hdfs/*" =
-a prefix); the others need the token too. The token is never logged nor echoed. TLS: pass an
+a prefix); the others need the token too. `public_writes` (same form, default none) opens
+writes the same way (the Resource Estimator face's `estimator.open_writes`). The token is never logged nor echoed. TLS: pass an
 `ssl.SSLContext` (config: `server.tls`, advice/tls.py).
 """
 
@@ -108,21 +112,23 @@ class HttpLimits:
 class AdminAuth:
     """Who may call what (module docstring). The token never appears in a repr."""
 
-    def __init__(self, token: str | None = None, public_reads: tuple[str, ...] = ("*",)) -> None:
+    def __init__(self, token: str | None = None, public_reads: tuple[str, ...] = ("*",),
+                 public_writes: tuple[str, ...] = ()) -> None:
         self._token = token.encode() if token else None
         self.public_reads = tuple(public_reads)
+        self.public_writes = tuple(public_writes)
 
     def __repr__(self) -> str:
-        return f"AdminAuth(token={'set' if self._token else 'none'}, public_reads={self.public_reads!r})"
+        return (f"AdminAuth(token={'set' if self._token else 'none'}, public_reads={self.public_reads!r}, "
+                f"public_writes={self.public_writes!r})")
 
     @property
     def has_token(self) -> bool:
         return self._token is not None
 
     def is_public(self, method: str, path: str) -> bool:
-        if method not in READS:
-            return False
-        return any(p == "*" or p == path or (p.endswith("*") and path.startswith(p[:-1])) for p in self.public_reads)
+        paths = self.public_reads if method in READS else self.public_writes
+        return any(p == "*" or p == path or (p.endswith("*") and path.startswith(p[:-1])) for p in paths)
 
     def authorized(self, authorization: str | None) -> bool:
         """True when `authorization` carries the configured bearer token (constant time)."""
@@ -260,6 +266,7 @@ class AdminServer:
         self._ssl = ssl_context
         self._metrics = metrics
         self._routes: dict[str, _Entry] = {}
+        self._prefixes: list[str] = []
         self._sock = socket.create_server((host.strip("[]"), int(port)), backlog=self.limits.backlog,
                                           family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self.port = self._sock.getsockname()[1]
@@ -282,6 +289,19 @@ class AdminServer:
         if not methods or any(m != m.upper() for m in methods):
             raise ValueError(f"route {path}: methods must be upper-case names, got {methods!r}")
         self._routes[path] = _Entry(handler, tuple(methods), blocking, inspect.iscoroutinefunction(handler))
+        if path.endswith("/*"):
+            self._prefixes.append(path)
+            self._prefixes.sort(key=len, reverse=True)  # the longest prefix wins
+
+    def _match(self, path: str) -> tuple[str, _Entry | None]:
+        """(metrics label, route) of a request path: the exact route, else the longest prefix route."""
+        entry = self._routes.get(path)
+        if entry is not None:
+            return path, entry
+        for prefix in self._prefixes:
+            if path.startswith(prefix[:-1]):
+                return prefix, self._routes[prefix]
+        return "(unknown)", None
 
     # --- serving --------------------------------------------------------------------------
 
@@ -304,8 +324,7 @@ class AdminServer:
 
     async def _dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
         path, method = request.path, request.method
-        entry = self._routes.get(path)
-        label = path if entry is not None else "(unknown)"
+        label, entry = self._match(path)
         resp = await self._answer(request, entry, path, method)
         if request.body_exists and not request.content.is_eof():
             resp.force_close()  # the unread rest of a refused body is never drained
@@ -345,8 +364,9 @@ class AdminServer:
         except Exception as exc:  # a broken route answers 500; the server lives on
             log.exception("admin route failed", extra={"path": path})
             return _json_response(500, {"error": f"{type(exc).__name__}: {exc}"})
-        return web.Response(status=result.status, body=result.body,
-                            headers={"Content-Type": result.content_type, "Server": "harvester", **result.headers})
+        headers = {"Content-Type": result.content_type} if result.content_type else {}
+        return web.Response(status=result.status, body=result.body or None,
+                            headers={**headers, "Server": "harvester", **result.headers})
 
     async def _start(self) -> None:
         lim = self.limits

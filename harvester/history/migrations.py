@@ -287,4 +287,43 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        8,
+        (
+            # The Resource Estimator's REST API (advice/estimator_service.py, issue 26): its skyline
+            # history per run (pipeline, run) in insertion order (`seq`, never reused: it orders a
+            # bucket of the emulated HashMap), each run's skylines (RLE of containers as JSON
+            # [[t, n], ...]), the largest number of runs ever held (the HashMap's capacity never
+            # shrinks) and the stored estimate per pipeline (returned without re-solving).
+            """CREATE TABLE estimator_runs (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                pipeline_id TEXT NOT NULL,
+                run_id TEXT NOT NULL,
+                UNIQUE (pipeline_id, run_id)
+            )""",
+            """CREATE TABLE estimator_skylines (
+                run_seq INTEGER NOT NULL,
+                idx INTEGER NOT NULL,
+                job_id TEXT NOT NULL,
+                container_memory_mb INTEGER NOT NULL,
+                container_vcores INTEGER NOT NULL,
+                allocation TEXT NOT NULL,
+                PRIMARY KEY (run_seq, idx)
+            )""",
+            """CREATE TABLE estimator_estimates (
+                pipeline_id TEXT PRIMARY KEY,
+                container_memory_mb INTEGER NOT NULL,
+                container_vcores INTEGER NOT NULL,
+                allocation TEXT NOT NULL,
+                solved_at REAL NOT NULL
+            )""",
+            """CREATE TABLE estimator_meta (
+                key TEXT PRIMARY KEY,
+                value INTEGER NOT NULL
+            )""",
+        ),
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -16,6 +16,7 @@ from typing import Collection, Sequence
 
 from harvester.domain import NodeSample, Resources
 from harvester.history.decisions_sqlite import DecisionLogSqlMixin
+from harvester.history.estimator_sqlite import EstimatorSqlMixin
 from harvester.history.harvesting_sqlite import HarvestingSqlMixin
 from harvester.history.hdfs_sqlite import HdfsSqlMixin
 from harvester.history.live_sqlite import LiveSqlMixin
@@ -46,7 +47,8 @@ def _sample(r: sqlite3.Row | tuple) -> NodeSample:
     )
 
 
-class SqliteHistoryStore(HarvestingSqlMixin, LiveSqlMixin, HdfsSqlMixin, DecisionLogSqlMixin, MorpheusSqlMixin):
+class SqliteHistoryStore(HarvestingSqlMixin, LiveSqlMixin, HdfsSqlMixin, DecisionLogSqlMixin, MorpheusSqlMixin,
+                         EstimatorSqlMixin):
     """`HistoryStore` over one SQLite file (see history/store.py for the contract)."""
 
     def __init__(self, path: str | Path) -> None:

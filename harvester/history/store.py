@@ -19,17 +19,18 @@ from typing import Collection, Iterator, Protocol, Sequence
 import numpy as np
 
 from harvester.decisions.hdfs_table import PublishedVersion
-from harvester.domain import DecisionRecord, NodeBaseline, NodeSample
+from harvester.domain import DecisionRecord, NodeBaseline, NodeSample, Resources
+from harvester.models.estimator_history import EstimatorHistory, RecurrenceId, ResourceSkyline
 from harvester.models.hdfs_grid_model import GridModel
 from harvester.models.job_history import JobRun
 from harvester.models.margins import MarginModel
 from harvester.models.provenance import FileAccess, ProvenanceCursor, RunRecord
 from harvester.models.reaction_margins import PrimaryBlock
 from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
+from harvester.models.skyline_formats import Rle
 from harvester.models.slo_contract import SloContract
 from harvester.models.tenant_slots import TenantSlot
 from harvester.models.utilization_classes import TenantClassModel
-
 
 class StoreError(Exception):
     """The store cannot be opened or used (corrupt file, newer schema, unwritable path)."""
@@ -161,3 +162,23 @@ class HistoryStore(Protocol):
     def save_slo_contract(self, contract: SloContract) -> int: ...
 
     def slo_contracts(self) -> dict[str, SloContract]: ...
+
+    # --- the Resource Estimator's API (schema version 8) -----------------------------------
+    # Its skyline history per run (pipeline, run) and its stored estimates, so they outlive a
+    # restart. `add_estimator_history` stores all entries or none: `DuplicateRun` names the first
+    # (in the given order) whose run already holds one of its job ids; a stored run keeps its
+    # insertion place when skylines are appended. `estimator_history` answers runs in insertion
+    # order with the largest number of runs ever held (advice/estimator_service.py turns both
+    # into the Estimator's HashMap order). Estimates are upserted by pipeline.
+
+    def add_estimator_history(self, entries: Sequence[tuple[RecurrenceId, Sequence[ResourceSkyline]]]) -> int: ...
+
+    def estimator_history(self, pipeline_id: str | None = None, run_id: str | None = None) -> EstimatorHistory: ...
+
+    def delete_estimator_history(self, rid: RecurrenceId) -> bool: ...
+
+    def save_estimator_estimate(self, pipeline_id: str, allocation: Rle, container: Resources, at: float) -> int: ...
+
+    def estimator_estimate(self, pipeline_id: str) -> tuple[Rle, Resources] | None: ...
+
+    def delete_estimator_estimate(self, pipeline_id: str) -> bool: ...

@@ -11,11 +11,16 @@ solutions")
     1/N Σ_i Σ_k (s_ik − s_k)+ / Σ_k s_ik ≤ ε                  the regularization constraint
     β = beta_fraction · V, V = optimum of the same problem without the β·ε term.
 
-It is solved once per resource (memory MB, vcores): the objective is separable by resource, so
-the joint problem is two independent LPs (each with its own ε and V). Hadoop's Resource
-Estimator fits containers only (memory / 1 GB) and truncates with an int cast; here each
-resource is fitted on its own series and rounded UP to its quantum, never below the fitted value
-(beyond 1e-6 quanta of solver noise).
+Runs of one container size (`RunSkyline.container`, the same for every run; the Resource
+Estimator's case, whose runs are all <1024 MB, 1 vcore>) are fitted ONCE, on their container
+counts, and the skyline is that container × the whole containers reserved: memory and vcores
+are the same containers, as the Estimator answers. (Fitting memory as its own LP in MB with a
+fixed β weighs ε 1,024× less than in containers and finds another skyline: memory differed from
+1,024 × containers at 12 of the 63 steps of the Estimator's own input.) Otherwise (containers of
+several sizes, or unknown, as the RM's polled apps) it is solved once per resource (memory MB,
+vcores): the objective is separable by resource, so the joint problem is two independent LPs
+(each with its own ε and V), each rounded UP to its quantum. The Estimator truncates with an int
+cast; here results are never below the fitted value (beyond 1e-6 quanta of solver noise).
 
 The LP (HiGHS through highspy, with a time limit) is the paper's, reformulated losslessly:
 - D_iK = max(0, max_j Σ_{k≥j}(s_ik − s_k)) (Lindley's recursion unrolled), so with suffix sums
@@ -41,6 +46,7 @@ import scipy.sparse as sp
 from highspy import HighsModelStatus, MatrixFormat, kHighsInf
 from highspy._core import HighsLp, _Highs  # the public `Highs` wrapper prints a banner to stdout when built
 
+from harvester.domain import Resources
 from harvester.models.morpheus_params import SkylineParams  # noqa: F401  (re-exported: the §5 knobs)
 
 RESOURCES = ("memory_mb", "vcores")
@@ -55,12 +61,15 @@ class SkylineFitError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class RunSkyline:
-    """One run's usage per step (memory MB and vcores in use during step k, from the run's start)."""
+    """One run's usage per step (memory MB and vcores in use during step k, from the run's start).
+    `container`: the one container size the run used, when known (then memory and vcores must
+    count the same containers, possibly fractional: a mean over a step)."""
 
     run_id: str
     step_s: float
     memory_mb: np.ndarray
     vcores: np.ndarray
+    container: Resources | None = None
 
     def __post_init__(self) -> None:
         mem = np.asarray(self.memory_mb, dtype=float)
@@ -71,10 +80,21 @@ class RunSkyline:
             raise SkylineFitError(f"run {self.run_id}: usage must be finite and >= 0")
         if self.step_s <= 0:
             raise SkylineFitError(f"run {self.run_id}: step_s must be > 0")
+        if self.container is not None:
+            box = self.container
+            if box.memory_mb <= 0 or box.vcores <= 0:
+                raise SkylineFitError(f"run {self.run_id}: container {box} must be positive")
+            off = np.flatnonzero(~np.isclose(mem / box.memory_mb, vc / box.vcores, rtol=1e-9, atol=1e-9))
+            if off.size:
+                k = int(off[0])
+                raise SkylineFitError(f"run {self.run_id}: memory and vcores are not the same number of {box} "
+                                      f"containers at step {k} ({mem[k]:g} MB, {vc[k]:g} vcores)")
         object.__setattr__(self, "memory_mb", mem)
         object.__setattr__(self, "vcores", vc)
 
     def series(self, resource: str) -> np.ndarray:
+        if resource == "containers" and self.container is not None:
+            return self.vcores / self.container.vcores
         return self.memory_mb if resource == "memory_mb" else self.vcores
 
 
@@ -95,13 +115,16 @@ class LpResult:
 
 @dataclass(frozen=True, eq=False)
 class SkylineModel:
-    """The fitted job resource model R*: per step, memory MB and vcores to reserve (§5)."""
+    """The fitted job resource model R*: per step, memory MB and vcores to reserve (§5).
+    `fits` per LP solved: "containers" (runs of one `container` size), else "memory_mb" and
+    "vcores"."""
 
     step_s: float
     runs: int
     memory_mb: np.ndarray  # int64, rounded up
     vcores: np.ndarray  # int64, rounded up
     fits: dict[str, LpResult] = field(repr=False)
+    container: Resources | None = None
 
     @property
     def steps(self) -> int:
@@ -131,20 +154,29 @@ def fit_skyline(runs: Sequence[RunSkyline], params: SkylineParams = SkylineParam
     if len(steps) != 1:
         raise SkylineFitError(f"runs have different steps: {sorted(steps)}")
     step_s = steps.pop()
+    boxes = {r.container for r in runs}
+    box = boxes.pop() if len(boxes) == 1 else None
+    if box is not None:  # one container size: the same whole containers for memory and vcores
+        fit = _fit_one(runs, "containers", params)
+        n = round_up(fit.fitted, 1)
+        return SkylineModel(step_s, len(runs), n * box.memory_mb, n * box.vcores, {"containers": fit}, box)
     fits: dict[str, LpResult] = {}
     rounded: dict[str, np.ndarray] = {}
     quanta = {"memory_mb": params.memory_quantum_mb, "vcores": params.vcores_quantum}
     for res in RESOURCES:
-        usage = usage_matrix([r.series(res) for r in runs])
-        live = usage.sum(axis=1) > 0
-        if not live.all():
-            idle = [r.run_id for r, ok in zip(runs, live) if not ok]
-            raise SkylineFitError(f"runs with no {res} in use cannot be fitted: {idle}")
-        fit = solve_skyline_lp(usage, params.alpha, beta=params.beta, beta_fraction=params.beta_fraction,
-                               time_limit_s=params.time_limit_s)
-        fits[res] = fit
-        rounded[res] = round_up(fit.fitted, quanta[res])
+        fits[res] = _fit_one(runs, res, params)
+        rounded[res] = round_up(fits[res].fitted, quanta[res])
     return SkylineModel(step_s, len(runs), rounded["memory_mb"], rounded["vcores"], fits)
+
+
+def _fit_one(runs: Sequence[RunSkyline], res: str, params: SkylineParams) -> LpResult:
+    usage = usage_matrix([r.series(res) for r in runs])
+    live = usage.sum(axis=1) > 0
+    if not live.all():
+        idle = [r.run_id for r, ok in zip(runs, live) if not ok]
+        raise SkylineFitError(f"runs with no {res} in use cannot be fitted: {idle}")
+    return solve_skyline_lp(usage, params.alpha, beta=params.beta, beta_fraction=params.beta_fraction,
+                            time_limit_s=params.time_limit_s)
 
 
 def usage_matrix(series: Sequence[np.ndarray]) -> np.ndarray:

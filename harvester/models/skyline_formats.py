@@ -15,7 +15,10 @@ with `memory_field=True` it reads `memUsage` (units `MB:t|`, as in tpch_q12.txt)
 series and `coreUsage` as vcores, instead of the 1 GB / 1 vcore assumption. Each run is aligned
 at its first unit (the Estimator indexes from t = 0, which is where every sample starts).
 Lines it would fail on (fewer than 8 fields, a unit that is not `int:int`) are reported with
-their line number and skipped; nothing else is dropped.
+their line number and skipped; nothing else is dropped. A run's units become the Estimator's
+`RLESparseResourceAllocation` first (`rle_from_units`: a key where the sum changes, units of 0
+add nothing, the last key is the end with 0), then its steps (`rle_steps`), so a run starts at
+its first unit that holds something, as the Estimator's `getEarliestStartTime`.
 
 Output: the Estimator's skyline JSON (`GET /resourceestimator/estimator/{pipelineId}`, captured
 in the fixtures' resourceestimator-3.3.6/captures/estimator-etl_daily.json):
@@ -25,11 +28,13 @@ where the value changes; the last key is the end, with 0/0), t in seconds from t
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from harvester.domain import Resources
 from harvester.models.skyline import RunSkyline
 
 ESTIMATOR_TIME_INTERVAL_S = 5
@@ -56,33 +61,101 @@ class NativeLog:
         return [r.skyline for r in self.runs if r.pipeline_id == pipeline_id]
 
 
-def _units(field: str) -> list[tuple[int, int]]:
+#: An `RLESparseResourceAllocation`: (time, value) where the value changes, ascending; the last
+#: key is the end (value 0); empty when nothing was ever in use.
+Rle = tuple[tuple[int, int], ...]
+
+
+def units_of(field: str) -> list[tuple[int, int]]:
+    """(time, value) of a `value:time|value:time|...` field; ValueError names a bad unit."""
     out = []
     for unit in field.split("|"):
         if not unit:
             continue
         value, sep, t = unit.partition(":")
-        if not sep:
-            raise ValueError(f"unit {unit!r} is not value:time")
-        out.append((int(t), int(value)))
+        try:
+            if not sep:
+                raise ValueError
+            pair = (int(t), int(value))
+        except ValueError:
+            raise ValueError(f"unit {unit[:40]!r} is not value:time (two integers)") from None
+        if pair[1] < 0:
+            raise ValueError(f"unit {unit[:40]!r} holds a negative value")
+        out.append(pair)
+    return out
+
+
+def rle_from_units(units: Iterable[tuple[int, int]], interval: int) -> Rle:
+    """The Estimator's `addInterval(t, t + interval, value)` for every unit: overlapping units add
+    up, a unit of 0 adds nothing, a key only where the sum changes."""
+    deltas: dict[int, int] = defaultdict(int)
+    for t, v in units:
+        if v:
+            deltas[t] += v
+            deltas[t + interval] -= v
+    return _rle_of_deltas(deltas)
+
+
+def rle_sum(parts: Sequence[Rle]) -> Rle:
+    """Several allocations added up (the Estimator merges the skylines of one run this way)."""
+    deltas: dict[int, int] = defaultdict(int)
+    for rle in parts:
+        prev = 0
+        for t, v in rle:
+            deltas[t] += v - prev
+            prev = v
+    return _rle_of_deltas(deltas)
+
+
+def _rle_of_deltas(deltas: Mapping[int, int]) -> Rle:
+    """The step function whose value changes by deltas[t] at t (starting at 0), as an RLE."""
+    out: list[tuple[int, int]] = []
+    level = 0
+    for t in sorted(deltas):
+        level += deltas[t]
+        if (out and out[-1][1] == level) or (not out and level == 0):
+            continue
+        out.append((t, level))
+    return tuple(out)
+
+
+def rle_steps(rle: Rle, interval: int) -> np.ndarray:
+    """Per `interval` from the first key, the largest value at any time of it (the Estimator's
+    `SolverPreprocessor.getDiscreteSkyline`); ceil(span / interval) steps. O(keys + steps)."""
+    if not rle:
+        return np.zeros(0)
+    t = np.array([k for k, _ in rle], dtype=np.int64)
+    v = np.array([x for _, x in rle], dtype=float)
+    rel = t - t[0]
+    lo, hi = rel[:-1] // interval, (rel[1:] - 1) // interval  # steps touched by segment j
+    lengths = hi - lo + 1
+    first = np.repeat(lo - (np.cumsum(lengths) - lengths), lengths)
+    steps = first + np.arange(int(lengths.sum()))
+    out = np.zeros(int(-(-int(rel[-1]) // interval)))
+    np.maximum.at(out, steps, np.repeat(v[:-1], lengths))
+    return out
+
+
+def rle_of_steps(values: Sequence[Any], step: float) -> list[tuple[float, Any]]:
+    """The Estimator's encoding of per-step values (numbers or tuples): (k·step, value) where the
+    value changes, nothing before the first step that holds something, and after the last one
+    the end, with zero."""
+    held = [k for k, v in enumerate(values) if np.any(np.asarray(v) != 0)]
+    if not held:
+        return []
+    first, last = held[0], held[-1]
+    out: list[tuple[float, Any]] = []
+    for k in range(first, last + 1):
+        if not out or out[-1][1] != values[k]:
+            out.append((k * step, values[k]))
+    zero = tuple(0 for _ in values[first]) if isinstance(values[first], tuple) else 0
+    out.append(((last + 1) * step, zero))
     return out
 
 
 def _discrete(units: list[tuple[int, int]], interval: int) -> np.ndarray:
     """Per interval, the maximum over its seconds of the summed overlapping units."""
-    if not units:
-        return np.zeros(0)
-    t0 = min(t for t, _ in units)
-    span = max(t for t, _ in units) + interval - t0
-    level = np.zeros(span + 1)
-    for t, v in units:
-        level[t - t0] += v
-        level[t - t0 + interval] -= v
-    per_second = np.cumsum(level)[:span]
-    steps = -(-span // interval)
-    padded = np.zeros(steps * interval)
-    padded[:span] = per_second
-    return padded.reshape(steps, interval).max(axis=1)
+    return rle_steps(rle_from_units(units, interval), interval)
 
 
 def parse_native_log(lines: Iterable[str], *, time_interval: int = ESTIMATOR_TIME_INTERVAL_S,
@@ -100,8 +173,8 @@ def parse_native_log(lines: Iterable[str], *, time_interval: int = ESTIMATOR_TIM
             problems.append((no, f"{len(f)} fields, need 8 (pipelineId ... runId memUsage coreUsage)"))
             continue
         try:
-            cores = _units(f[7])
-            mem = _units(f[6]) if memory_field else []
+            cores = units_of(f[7])
+            mem = units_of(f[6]) if memory_field else []
         except ValueError as exc:
             problems.append((no, str(exc)))
             continue
@@ -117,7 +190,8 @@ def parse_native_log(lines: Iterable[str], *, time_interval: int = ESTIMATOR_TIM
             vc, mb = np.pad(c, (0, k - c.size)), np.pad(m, (0, k - m.size))
         else:
             vc, mb = c * container[1], c * container[0]
-        runs.append(NativeRun(pipeline, run, RunSkyline(run, float(time_interval), mb, vc)))
+        box = None if memory_field else Resources(container[0], container[1])
+        runs.append(NativeRun(pipeline, run, RunSkyline(run, float(time_interval), mb, vc, box)))
     return NativeLog(tuple(runs), tuple(problems))
 
 
@@ -126,20 +200,14 @@ def _time_key(t: float) -> str:
 
 
 def to_estimator_json(memory_mb: np.ndarray, vcores: np.ndarray, step_s: float) -> dict[str, Any]:
-    """`{"resourceAllocation": {...}}` as the Estimator answers (RLE, end marker 0/0)."""
+    """`{"resourceAllocation": {...}}` as the Estimator answers (`rle_of_steps`: end marker 0/0,
+    nothing before the first or after the last step that holds something)."""
     mem = np.asarray(memory_mb, dtype=np.int64)
     vc = np.asarray(vcores, dtype=np.int64)
     if mem.shape != vc.shape or mem.ndim != 1:
         raise ValueError("memory and vcores must be 1-D of equal length")
-    alloc: dict[str, dict[str, int]] = {}
-    prev: tuple[int, int] | None = None
-    for k, pair in enumerate(zip(mem.tolist(), vc.tolist())):
-        if pair != prev:
-            alloc[_time_key(k * step_s)] = {"memory": pair[0], "vcores": pair[1]}
-            prev = pair
-    if mem.size:
-        alloc[_time_key(mem.size * step_s)] = {"memory": 0, "vcores": 0}
-    return {"resourceAllocation": alloc}
+    keys = rle_of_steps(list(zip(mem.tolist(), vc.tolist())), step_s)
+    return {"resourceAllocation": {_time_key(t): {"memory": m, "vcores": v} for t, (m, v) in keys}}
 
 
 def from_estimator_json(doc: Mapping[str, Any], step_s: float) -> tuple[np.ndarray, np.ndarray]:

@@ -267,3 +267,21 @@ def test_async_handlers_and_sync_handlers_returning_awaitables() -> None:
 def test_a_second_server_on_the_same_port_fails_clearly(server: AdminServer) -> None:
     with pytest.raises(OSError):
         AdminServer(f"127.0.0.1:{server.port}")
+
+
+def test_prefix_routes_answer_every_path_under_them() -> None:
+    s = AdminServer("127.0.0.1:0", auth=AdminAuth(None, ("*",), ("/api/open/*",)))
+    s.route("/api/*", lambda req: Response.json(200, {"route": "api", "path": req.path}), methods=("GET", "POST"))
+    s.route("/api/open/*", lambda req: Response(204, b"", content_type=""), methods=("POST",))
+    s.route("/api/exact", lambda req: Response.json(200, {"route": "exact"}))
+    s.start()
+    try:
+        status, _, body = _call(s.url + "/api/a//b/c")
+        assert status == 200 and json.loads(body) == {"route": "api", "path": "/api/a//b/c"}
+        assert json.loads(_call(s.url + "/api/exact")[2]) == {"route": "exact"}
+        status, headers, body = _call(s.url + "/api/open/x", "POST", b"")
+        assert (status, body) == (204, b"") and "Content-Type" not in headers  # the longest prefix; writes opened there
+        assert _call(s.url + "/api/x", "POST", b"")[0] == 403  # elsewhere writes still need the token
+        assert _call(s.url + "/apix")[0] == 404
+    finally:
+        s.stop()

@@ -8,12 +8,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harvester.models.skyline import SkylineParams, fit_skyline, solve_skyline_lp, usage_matrix
 from harvester.models.skyline_formats import (
     EstimatorFormatError,
     from_estimator_json,
     parse_native_log,
+    rle_from_units,
+    rle_steps,
+    rle_sum,
     to_estimator_json,
 )
 
@@ -67,11 +72,12 @@ def test_golden_tpch_q12_sample_matches_the_estimators_answer() -> None:
 def test_memory_field_reads_memusage_as_a_memory_series() -> None:
     log = parse_native_log(TPCH.read_text().splitlines(), memory_field=True)
     run0 = next(r.skyline for r in log.runs if r.run_id == "tpch_q12_0")
-    assert run0.memory_mb.size == 86  # memUsage units to t = 425 (+5)
-    assert run0.memory_mb[3] == 20791296 and run0.memory_mb[-1] == 0
+    # memUsage units to t = 420 (+5); the last unit, 0:425, adds nothing (as in the Estimator's RLE)
+    assert run0.memory_mb.size == 85
+    assert run0.memory_mb[3] == 20791296 and run0.memory_mb[-1] == 16384
     assert run0.vcores[:7].tolist() == [1, 1, 1074, 2538, 2484, 2475, 2468] and run0.vcores[7:].sum() == 0
     model = fit_skyline([r.skyline for r in log.runs], SkylineParams(alpha=0.1))
-    assert model.steps == 86 and model.memory_mb.max() >= 20348928
+    assert model.steps == 85 and model.memory_mb.max() >= 20348928
 
 
 def test_overlapping_units_and_lines_of_one_run_are_summed_and_the_interval_takes_the_max() -> None:
@@ -96,3 +102,38 @@ def test_bad_lines_are_reported_and_the_rest_is_kept() -> None:
 def test_malformed_estimator_json_is_a_clear_error(doc) -> None:
     with pytest.raises(EstimatorFormatError):
         from_estimator_json(doc, 5)
+
+
+def test_estimator_form_has_no_key_before_the_first_or_after_the_last_allocation() -> None:
+    """RLESparseResourceAllocation holds no leading zero and ends where the last allocation ends."""
+    doc = to_estimator_json(np.array([0, 2048, 0, 1024, 0, 0]), np.array([0, 2, 0, 1, 0, 0]), 5)
+    assert doc == {"resourceAllocation": {"5": {"memory": 2048, "vcores": 2}, "10": {"memory": 0, "vcores": 0},
+                                          "15": {"memory": 1024, "vcores": 1}, "20": {"memory": 0, "vcores": 0}}}
+    assert to_estimator_json(np.zeros(3), np.zeros(3), 5) == {"resourceAllocation": {}}
+
+
+def test_units_become_the_estimators_allocation() -> None:
+    # overlapping units add up; a unit of 0 adds nothing (no leading key, the end where the last one ends)
+    assert rle_from_units([(0, 0), (5, 2), (8, 3), (13, 2), (30, 0)], 5) == ((5, 2), (8, 5), (10, 3), (13, 2),
+                                                                              (18, 0))
+    assert rle_from_units([(0, 2), (5, 2)], 5) == ((0, 2), (10, 0))
+    assert rle_sum([((0, 2), (10, 0)), ((5, 1), (20, 0))]) == ((0, 2), (5, 3), (10, 1), (20, 0))
+    assert rle_from_units([(0, 0)], 5) == () and rle_steps((), 5).size == 0
+
+
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 9)), min_size=1, max_size=12), st.integers(1, 7))
+def test_steps_are_the_largest_value_at_any_second_of_each_interval(units, interval) -> None:
+    rle = rle_from_units(units, interval)
+    per_second: dict[int, int] = {}
+    for t, v in units:
+        for s in range(t, t + interval):
+            per_second[s] = per_second.get(s, 0) + v
+    held = [s for s, v in per_second.items() if v]
+    if not held:
+        assert rle == ()
+        return
+    start, end = min(held), max(held) + 1
+    want = [max(per_second.get(s, 0) for s in range(start + k * interval, min(end, start + (k + 1) * interval)))
+            for k in range(-(-(end - start) // interval))]
+    assert rle_steps(rle, interval).tolist() == want
+    assert rle[0][0] == start and rle[-1] == (end, 0)

@@ -23,6 +23,7 @@ from harvester.models.skyline import (
     solve_skyline_lp,
     usage_matrix,
 )
+from harvester.domain import Resources
 from harvester.models.skyline_formats import from_estimator_json, parse_native_log
 
 
@@ -195,3 +196,48 @@ def test_time_limit_stops_the_solver_with_an_error() -> None:
     c = np.random.default_rng(0).integers(1, 30, (20, 600)).astype(float)
     with pytest.raises(SkylineFitError, match="time limit|Time limit"):
         solve_skyline_lp(c, 0.01, time_limit_s=1e-6)
+
+
+# --- runs of one container size (the Resource Estimator's case) ------------------------------
+
+
+def test_one_container_size_gives_memory_equal_to_container_times_the_container_skyline(fixtures_dir) -> None:
+    """The Estimator answers <1024 MB, 1 vcore> × x_k: memory is never fitted on its own (with a
+    fixed β an LP in MB weighs ε 1,024× less than one in containers and found another skyline
+    at 12 of these 63 steps)."""
+    root = fixtures_dir / "resourceestimator-3.3.6"
+    runs = [r.skyline for r in parse_native_log((root / "etl_daily-3runs.txt").read_text().splitlines()).runs]
+    assert {r.container for r in runs} == {Resources(1024, 1)}
+    model = fit_skyline(runs, SkylineParams(alpha=0.1, beta=0.1))
+    np.testing.assert_array_equal(model.memory_mb, 1024 * model.vcores)
+    assert list(model.fits) == ["containers"] and model.container == Resources(1024, 1)
+    c = usage_matrix([r.vcores for r in runs])
+    assert objective_terms(model.vcores, c, 0.1, 0.1)[0] == pytest.approx(13.06781, abs=5e-6)
+
+
+def test_a_container_of_several_vcores_scales_both_series() -> None:
+    rng = np.random.default_rng(5)
+    box = Resources(3072, 2)
+    runs = []
+    for i in range(3):
+        n = rng.integers(0, 9, 40).astype(float)
+        n[0] += 1
+        runs.append(RunSkyline(f"r{i}", 60.0, n * box.memory_mb, n * box.vcores, container=box))
+    model = fit_skyline(runs, SkylineParams(alpha=0.1, beta=0.1))
+    containers = model.vcores // 2
+    np.testing.assert_array_equal(model.vcores, 2 * containers)
+    np.testing.assert_array_equal(model.memory_mb, 3072 * containers)
+    c = usage_matrix([r.vcores / 2 for r in runs])
+    assert model.fits["containers"].objective == pytest.approx(direct_lp(c, 0.1, 0.1), rel=1e-7)
+
+
+def test_runs_of_different_container_sizes_are_fitted_per_resource() -> None:
+    a = RunSkyline("a", 60.0, [1024.0, 2048.0], [1.0, 2.0], container=Resources(1024, 1))
+    b = RunSkyline("b", 60.0, [4096.0, 4096.0], [2.0, 2.0], container=Resources(2048, 1))
+    model = fit_skyline([a, b], SkylineParams(alpha=0.1))
+    assert set(model.fits) == {"memory_mb", "vcores"} and model.container is None
+
+
+def test_series_that_do_not_count_the_same_containers_are_refused() -> None:
+    with pytest.raises(SkylineFitError, match="not the same number of"):
+        RunSkyline("a", 60.0, [1024.0, 1500.0], [1.0, 1.0], container=Resources(1024, 1))

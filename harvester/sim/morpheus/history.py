@@ -132,10 +132,11 @@ def fit_job(job: RecurringJob, train: list[TrueRun], consumer_s: float, alpha: f
     slo = fit_slo(build_graph(acc, recs), slo_params, jobs=[job.name]).jobs[0]
     if not slo.actionable or slo.period_s is None or slo.earliest_start_s is None or slo.deadline_s is None:
         return Fitted(job.name, slo, None, f"SLO: {slo.reason}")
-    c = job.container
-    params = SkylineParams(alpha=alpha, memory_quantum_mb=c.memory_mb, vcores_quantum=c.vcores)
+    c = job.container  # one container size: the skyline is whole containers of it (memory and vcores alike)
+    params = SkylineParams(alpha=alpha)
     try:
-        sky = fit_skyline([RunSkyline(r.run_id, STEP_S, r.usage * c.memory_mb, r.usage * c.vcores) for r in train], params)
+        sky = fit_skyline([RunSkyline(r.run_id, STEP_S, r.usage * c.memory_mb, r.usage * c.vcores, c) for r in train],
+                          params)
     except SkylineFitError as exc:
         return Fitted(job.name, slo, None, f"skyline: {exc}")
     terms = Terms(slo.period_s, slo.earliest_start_s, slo.deadline_s, slo.grid_origin_s, STEP_S,
