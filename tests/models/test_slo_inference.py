@@ -134,6 +134,10 @@ def test_jobs_without_an_actionable_deadline_say_why(reads, kwargs, reason) -> N
     # days {0, 1, 3, 4, 6}: gaps of 1 and 2 days, median 1.5 d; the base spacing is still a day
     ([86_400.0, 172_800.0, 86_400.0, 172_800.0], 86_400.0, True),
     ([86_350.0, 172_900.0, 86_460.0, 172_700.0, 86_420.0], 86_400.0, True),  # the same, with jitter
+    # one run 48 s late in a 90 s period: a gap of 1.53 P and one of 0.47 P, summing to 2 P
+    ([90.0, 90.0, 138.0, 42.0, 90.0, 90.0], 90.0, True),
+    ([45.2, 44.9, 45.1, 44.8, 45.0], 45.0, True),  # divides a day, not a whole minute
+    ([3598.0, 3598.5, 3597.5, 3598.0, 3598.2, 3597.9, 3598.1, 3598.0], 3598.0, False),  # not an hour
 ])
 def test_period_from_submission_gaps(gaps, period, aligned) -> None:
     submits = np.cumsum([0.0] + gaps)
