@@ -15,7 +15,8 @@ How each quantity is measured (choices the paper leaves open):
 - Pipelines (harvester.models.slo_pipeline): stage B reads stage A's output of the same period.
   The stages of a pipeline share ONE period and ONE phase; a job on its own is a pipeline of one.
 - Period (harvester.models.slo_period): a least-squares fit through the submits of every stage
-  (§4: "based on the submission times"), each against its period number; snapped to a
+  (§4: "based on the submission times") and the reads of the pipeline's consumer (the deadline
+  recurs with them), each against its period number; snapped to a
   divisor of the LCM (`lcm_aligned`, a recurring reservation, §6) or a whole second only when
   within `snap_sigmas` standard errors. A 90 s pipeline is 90 s in every stage.
 - Period numbers: the first stage's from its gaps; a later stage's run takes the number of the

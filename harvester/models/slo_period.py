@@ -15,18 +15,19 @@ dividing the LCM is a separate property (`lcm_aligned`), never a condition for b
    gap's whole number of base spacings; a retry less than half a spacing after is in the same
    period), so an error in the base spacing never accumulates over a long history.
 3. `fit_period`: one least-squares line t = φ_s + n·P through each series s (a job's submits; a
-   pipeline's stages share P, each with its own φ_s): the slopes of
-   the series, weighted by the inverse of their variances (so a stage whose start inherits
-   its upstream's jitter counts less). Robust: it starts from the median of the
-   consecutive slopes, drops points further than 3 MADs (×1.4826) from their series' line and
+   pipeline's stages and its consumer's reads share P, each with its own φ_s): the series'
+   slopes weighted by the inverse of their variances, σ from the MAD of the residuals (so a
+   stage whose start inherits its upstream's jitter counts less). Robust: it starts from the
+   median of the consecutive slopes, drops points further than 3σ from their series' line and
    refits until the kept points stop changing (a late run is not a change of period). The
    standard error of P shrinks with n^1.5: 240 hourly runs with ±2 s jitter give SE ≈ 1 ms
    (per series; the joint SE is their weighted mean, as the series share jitter).
 4. `snap`: P becomes the nearest divisor of the LCM when it lies within `snap_sigmas` standard
-   errors (as Student's t: with few runs σ is itself uncertain; +1 ms, the log's resolution) — `lcm_aligned`; else the nearest whole second
-   within that; else the fit as is. So 90 s stays 90 s (not a whole minute, but it divides a
-   day), 3,598 s measured over ten days is not an hour, and a daily job whose submit time wanders
-   by minutes, whose P is known only to ±30 s, is daily.
+   errors (as Student's t: with few runs σ is itself uncertain; +1 ms, the log's resolution):
+   `lcm_aligned`. Else the nearest whole second within that; else the fit as is. So 90 s stays
+   90 s (not a whole minute, but it divides a day), 3,598 s measured over ten days is not an
+   hour, and a daily job whose submit time wanders by minutes, whose P is known only to ±30 s,
+   is daily.
 """
 
 from __future__ import annotations
