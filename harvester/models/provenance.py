@@ -156,7 +156,7 @@ class ProvenanceGraph:
         return best
 
     def consumers(self, run_id: str, until: float | None = None) -> set[str]:
-        """Jobs (or `client:<context>`) that read any output of `run_id` while it was the newest."""
+        """Jobs (or `client:<context>`) that read any output of `run_id` before it was old (`until`)."""
         out = set()
         for path, wt in self.written_by_run.get(run_id, {}).items():
             hit = self.first_read_after(path, wt, exclude_run=run_id, until=until)

@@ -27,9 +27,9 @@ How each quantity is measured (choices the paper leaves open):
 - T_start is the AM's launch (the RM's `launchTime`), the submit time when unknown; T_end the
   finish. T_inAvail is the last write (by anyone else) of any input before the run first read
   it; an input written before its period began counts as available at the period start (0).
-- T_outRead is the first read of any output by a named actor other than the run, while it is
-  the job's newest output (provenance.superseded_at: reading an old period's output is a
-  backfill, not consumption; harvester.models.provenance explains what is a read).
+- T_outRead is the first read of any output by a named actor other than the run, before the
+  output is old (provenance.superseded_at: reading an old period's output is a backfill, not
+  consumption; harvester.models.provenance explains what is a read).
 - Deadlines: a stage read OUTSIDE its pipeline (the last stage; any stage with a consumer of its
   own) gets the end-to-end deadline D = p50 of those reads, after §4's tests on them (CV,
   slack). Every stage's d_s = min(its own D, d_v − (median T_end of v − median T_end of s) for
@@ -202,7 +202,7 @@ class _Run:
     run: RunRecord
     n: int = 0
     avail: float | None = None
-    first: tuple[float, str] | None = None  # first read of its newest output, by anyone but itself
+    first: tuple[float, str] | None = None  # first read of its output before it was old, by anyone but itself
     outside: float | None = None  # first read by an actor outside its pipeline
     consumers: frozenset[str] = frozenset()
 

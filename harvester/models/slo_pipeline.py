@@ -5,12 +5,12 @@ dependencies between jobs". Stage B of a pipeline reads stage A's output of the 
 B has no deadline of its own making: the pipeline has one, set by whoever reads its LAST output
 (harvester.models.slo_inference derives every stage's window from it).
 
-- Edge A → B (jobs with at least `min_periods` runs): B's run read the CURRENT output of an A
-  run (`superseded_at`: reading an old period's output is a backfill, not a stage), in at least
-  `min_periods` of B's runs and at least half of them, and the two run in step: both periodic
-  with periods that agree (`same_period`, the caller's test on their own fits), or one of them
-  not periodic on its own (a stage started when its upstream ends inherits the upstream's
-  jitter) but its runs paired one to one with the other's.
+- Edge A → B (jobs with at least `min_periods` runs): B's run read an output of an A run before
+  it was old (`superseded_at`: reading an old period's output is a backfill, not a stage), in
+  at least `min_periods` of B's runs and at least half of them, and the two run in step: both
+  periodic with periods that agree (`same_period`, the caller's test on their own fits), or one
+  of them not periodic on its own (a stage started when its upstream ends inherits the
+  upstream's jitter) but its runs paired one to one with the other's.
 - A pipeline is a connected component of those edges, its stages in topological order (graphlib),
   with at least one periodic stage. A component with a cycle is no pipeline: its jobs stand
   alone. Every other job is a pipeline of one stage, so one code path fits both.
@@ -41,7 +41,7 @@ class Pipeline:
 def run_links(graph: ProvenanceGraph, runs: Iterable[RunRecord], superseded: dict[str, float | None]
               ) -> dict[tuple[str, str], set[tuple[str, str]]]:
     """(upstream job, downstream job) -> {(upstream run, downstream run)}: each run's reads of
-    another job's current output (module doc)."""
+    another job's output that was not old yet (module doc)."""
     out: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for r in runs:
         for path, first_read in graph.read_by_run.get(r.run_id, {}).items():

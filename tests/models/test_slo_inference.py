@@ -191,3 +191,15 @@ def test_the_period_grid_can_start_at_local_midnight() -> None:
     assert etl.grid_origin_s == -18000.0 and etl.deadline_s == pytest.approx(2400.0)
     start = etl.periods[-1].period_start + 3600.0
     assert window(etl, start + 1.0) == pytest.approx((start + etl.earliest_start_s, start + 2400.0))
+
+
+def test_a_read_of_an_old_periods_output_is_not_consumption() -> None:
+    # Nobody reads etl's output when it is written; at the end an ad-hoc client reads the output
+    # of the first hour (five newer ones exist): a look at history, not a consumer.
+    accesses, runs = history([None] * 6)
+    accesses.append(FileAccess(accesses[-1].time + 600.0, Access.READ, "/out/h0/part-0", None, "adhoc-cli", "open"))
+    etl = fit_slo(build_graph(accesses, runs)).job("etl")
+    assert etl.consumers == () and not etl.actionable and "output read in 0 of 6 periods" in etl.reason
+    # The same read of the previous hour's output, while it is the newest but one, still counts.
+    accesses[-1] = FileAccess(runs[-1].finished_at + 60.0, Access.READ, "/out/h4/part-0", None, "adhoc-cli", "open")
+    assert fit_slo(build_graph(accesses, runs)).job("etl").consumers == ("client:adhoc-cli",)
