@@ -5,8 +5,10 @@ Talks to the RUNNING sidecar's admin API (advice/morpheus_http.py): `--admin URL
 settings file's `server.admin_listen` (`--config`; none = the embedded default's).
 - `list`: every recurring job of the last refit — its SLO (period, earliest start a_j,
   deadline d_j after the period start) or why it has none, its sign-off state, whether LowCost
-  placed it, and its reservation open now (or its next one: the id jobs submit into);
-- `show JOB`: the SLO's numbers and periods, the skyline, the placement and its reason, the
+  placed it, and its reservation open now (or its next one: the id jobs submit into); then the
+  pipelines found (stages sharing one period, deadlines derived from the last stage's consumer);
+- `show JOB`: the SLO's numbers, its pipeline, and each period's state (on time, late: met the
+  end-to-end deadline anyway, missed), the skyline, the placement and its reason, the
   contract's and the reservations' status histories;
 - `accept JOB`: sign off the current proposal as is (pinned until decided again);
 - `override JOB --deadline-s S [--earliest-s S] [--period-s S] [--skyline-scale X]`: replace
@@ -38,6 +40,11 @@ def _n(v: Any, fmt: str = ".0f") -> str:
     return DASH if v is None else format(v, fmt)
 
 
+def _period(v: float | None) -> str:
+    """A period as inferred: whole seconds as such, a fitted one to the millisecond."""
+    return DASH if v is None else (f"{v:.0f}" if float(v).is_integer() else f"{v:.3f}")
+
+
 def _when(t: float | None) -> str:
     return DASH if t is None else dt.datetime.fromtimestamp(t, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
@@ -56,12 +63,15 @@ def render_list(doc: dict[str, Any]) -> str:
     for j in doc["jobs"]:
         res = j["reservation"] or {}
         rows.append((j["job"], str(j["runs"]) + (f" ({j['synthesized_runs']} synth.)" if j["synthesized_runs"] else ""),
-                     _n(j["period_s"]), _n(j["earliest_s"]), _n(j["deadline_s"]), "yes" if j["actionable"] else "no",
+                     _period(j["period_s"]), _n(j["earliest_s"]), _n(j["deadline_s"]), "yes" if j["actionable"] else "no",
                      j["contract"]["state"], "yes" if j["planned"] else "no",
                      res.get("reservation_id") or DASH, res.get("state") or DASH))
     table = Table(("JOB", "RUNS", "PERIOD_S", "EARLIEST_S", "DEADLINE_S", "ACTIONABLE", "SIGN-OFF", "PLANNED",
                    "RESERVATION", "STATE"), tuple(rows))
     lines = [f"SLO model v{doc['model_version']}, fitted {_when(doc['fitted_at'])} UTC", render_table(table)]
+    pipelines = {tuple(j["pipeline"]) for j in doc["jobs"] if j.get("pipeline")}
+    lines += [f"  pipeline {' → '.join(p)}: one period and phase; each stage's deadline from the last one's"
+              for p in sorted(pipelines)]
     lines += [f"  {j['job']}: {j['reason']}" for j in doc["jobs"] if not j["actionable"]]
     lines += [f"  {j['job']}: not planned: {j['plan_reason']}" for j in doc["jobs"]
               if j["actionable"] and not j["planned"] and j["plan_reason"]]
@@ -74,13 +84,19 @@ def render_show(j: dict[str, Any]) -> str:
     lines = [
         f"job {j['job']}: {j['runs']} runs" + (f" ({j['synthesized_runs']} synthesized for the demo)" if j["synthesized_runs"] else ""),
         f"  SLO: {'actionable' if j['actionable'] else 'none'}: {j['reason']}",
-        f"  period {_n(j['period_s'])} s, earliest {_n(j['earliest_s'], '.1f')} s, deadline {_n(j['deadline_s'], '.1f')} s "
+        f"  period {_period(j['period_s'])} s ({'divides' if j['lcm_aligned'] else 'does not divide'} the LCM), "
+        f"earliest {_n(j['earliest_s'], '.1f')} s, deadline {_n(j['deadline_s'], '.1f')} s "
         f"after the period start; CV(T_outRead) {_n(j['cv_out_read'], '.3f')}, slack ratio {_n(j['slack_ratio'], '.2f')}, "
-        f"problematic {j['problematic']}, past periods late {_n(j['violation_rate'], '.0%')}",
+        f"problematic {j['problematic']}, past periods missed {_n(j['violation_rate'], '.0%')}, "
+        f"late {_n(j.get('late_rate'), '.0%')}",
         f"  skyline: {sky['reason']}" + (f"; {sky['steps']} steps, peak {sky['peak_memory_mb']} MB / "
                                          f"{sky['peak_vcores']} vcores" if sky["steps"] else ""),
         f"  sign-off: {c['state']}" + (f" by {c['by']}" if c.get("by") else ""),
     ]
+    if j.get("pipeline"):
+        stage = j["pipeline"].index(j["job"]) + 1
+        lines.insert(2, f"  pipeline: {' → '.join(j['pipeline'])} (stage {stage} of {len(j['pipeline'])}; "
+                        f"consumers of this stage: {', '.join(j.get('consumers') or []) or DASH})")
     if j.get("warning"):
         lines.insert(-1, f"  WARNING: {j['warning']}")
     lines += [f"    {_when(h['at'])}  {h['state']:<10} {h['reason']}" for h in c.get("history", [])]
@@ -93,9 +109,12 @@ def render_show(j: dict[str, Any]) -> str:
         lines += [f"    {_when(e['at'])}  {'':<10} {e['event']}" for e in r.get("events", [])]
     periods = j.get("periods") or []
     if periods:
-        lines.append("  periods (s after the period start): run, start, end, inputs available, output read, late, missed")
+        lines.append("  periods (s after the period start): run, start, end, inputs available, output read (by), "
+                     "late start, state (missed: the end-to-end deadline was missed and this stage ended past its own; "
+                     "late: a late start or past its own deadline, but the end-to-end one was met)")
         lines += [f"    {_when(p['period_start'])}  {p['run_id']}  {_n(p['start'])}  {_n(p['end'])}  {_n(p['in_avail'])}  "
-                  f"{_n(p['out_read'])}  {p['late_start']}  {p['missed_deadline']}" for p in periods]
+                  f"{_n(p['out_read'])} ({p['consumer'] or DASH})  {'yes' if p['late_start'] else 'no'}  {p['state']}"
+                  for p in periods]
     return "\n".join(lines)
 
 

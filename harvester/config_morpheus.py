@@ -76,7 +76,7 @@ class SloSettings(_Section):
     require_sign_off: bool = Field(False, description="true: only accepted or overridden SLOs get reservations; false: every actionable proposal does, until rejected (§3).")
     min_periods: int = Field(SloParams.min_periods, ge=2, le=10_000, description="Periods with an output read needed for an actionable deadline.")
     max_gap_cv: float = Field(SloParams.max_gap_cv, gt=0, le=100, description="Submissions are periodic when MAD/median of their gaps is at most this.")
-    snap_tolerance: float = Field(SloParams.snap_tolerance, ge=0, lt=0.5, description="Relative distance to a divisor of the day that snaps the period to it.")
+    snap_sigmas: float = Field(SloParams.snap_sigmas, ge=0, le=100, description="A fitted period within this many standard errors of a divisor of the LCM is that divisor (LCM-aligned), else of a whole second that second (§4).")
     max_cv: float = Field(SloParams.max_cv, gt=0, le=100, description="Actionable only when CV(T_outRead) = MAD/median is at most this (§4).")
     min_slack_ratio: float = Field(SloParams.min_slack_ratio, ge=0, le=1000, description="Actionable only when median (T_outRead − T_end)/(T_end − T_start) is at least this (§4).")
     start_percentile: float = Field(SloParams.start_percentile, ge=0, le=100, description="a_j = this percentile of T_inAvail (§4: 95).")
@@ -166,7 +166,7 @@ class MorpheusSettings(_Section):
 
     def slo_params(self) -> SloParams:
         s = self.slo
-        return SloParams(lcm_s=self.lcm_s, snap_tolerance=s.snap_tolerance, min_periods=s.min_periods,
+        return SloParams(lcm_s=self.lcm_s, snap_sigmas=s.snap_sigmas, min_periods=s.min_periods,
                          max_gap_cv=s.max_gap_cv, max_cv=s.max_cv, min_slack_ratio=s.min_slack_ratio,
                          start_percentile=s.start_percentile, deadline_percentile=s.deadline_percentile,
                          late_fraction=s.late_fraction, problematic_cv=s.problematic_cv, grid_origin_s=s.grid_origin_s)

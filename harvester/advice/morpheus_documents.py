@@ -23,7 +23,7 @@ from harvester.decisions.reservation_actions import ReservationSpec
 from harvester.decisions.reservation_lifecycle import ManagedReservation
 from harvester.models.skyline_formats import to_estimator_json
 from harvester.models.slo_contract import ContractState, SloContract, Terms, effective_terms, fit_warning
-from harvester.models.slo_inference import JobSlo
+from harvester.models.slo_inference import LATE, JobSlo
 
 
 def _num(x: float | None, nd: int = 3) -> float | None:
@@ -31,9 +31,16 @@ def _num(x: float | None, nd: int = 3) -> float | None:
 
 
 def violation_rate(slo: JobSlo) -> float | None:
-    """Share of the periods with a known end that ended after the deadline d_j (§4)."""
+    """Share of the periods with a known outcome that MISSED: the end-to-end deadline was missed
+    and this stage ended after its own d_j (§4; models/slo_inference.py). None without a deadline."""
     known = [p.missed_deadline for p in slo.periods if p.missed_deadline is not None]
     return None if not known else sum(known) / len(known)
+
+
+def late_rate(slo: JobSlo) -> float | None:
+    """Share of those periods that were LATE (a late start or past d_j) but met the end-to-end deadline."""
+    known = [p for p in slo.periods if p.missed_deadline is not None]
+    return None if not known else sum(p.state == LATE for p in known) / len(known)
 
 
 def spec_doc(spec: ReservationSpec) -> dict[str, Any]:
@@ -84,6 +91,7 @@ def slo_row(j: JobModel, contract: SloContract | None, view: ReservationsView, n
         "reason": s.reason, "period_s": s.period_s, "lcm_aligned": s.lcm_aligned,
         "earliest_s": _num(s.earliest_start_s), "deadline_s": _num(s.deadline_s), "cv_out_read": _num(s.cv_out_read),
         "slack_ratio": _num(s.slack_ratio), "problematic": s.problematic, "violation_rate": _num(violation_rate(s)),
+        "late_rate": _num(late_rate(s)), "pipeline": list(s.pipeline),
         "skyline": {"runs": j.skyline_runs, "steps": None if sky is None else sky.steps,
                     "peak_memory_mb": None if sky is None else int(sky.memory_mb.max(initial=0)),
                     "peak_vcores": None if sky is None else int(sky.vcores.max(initial=0)),

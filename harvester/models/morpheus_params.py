@@ -13,7 +13,7 @@ class SloParams:
     """Thresholds of §4 (paper values where it gives them: percentiles 95 / 50; LCM one day)."""
 
     lcm_s: int = 86_400
-    snap_tolerance: float = 0.01  # relative distance to a natural period that counts as it
+    snap_sigmas: float = 3.0  # a fitted period within this many standard errors of a divisor of the LCM (else of a whole second) is it
     min_periods: int = 5  # §9.1: four samples (weekly jobs in a month) are too few
     max_gap_cv: float = 0.25  # MAD/median of the gaps between submissions
     max_cv: float = 0.1  # CV(T_outRead) = MAD/median
@@ -25,8 +25,8 @@ class SloParams:
     grid_origin_s: float = 0.0  # epoch seconds of a period boundary (local midnight: minus the UTC offset)
 
     def __post_init__(self) -> None:
-        if self.lcm_s <= 0 or self.min_periods < 2:
-            raise ValueError("lcm_s must be > 0 and min_periods >= 2")
+        if self.lcm_s <= 0 or self.min_periods < 2 or self.snap_sigmas < 0:
+            raise ValueError("lcm_s must be > 0, min_periods >= 2 and snap_sigmas >= 0")
         for name in ("start_percentile", "deadline_percentile"):
             if not 0 <= getattr(self, name) <= 100:
                 raise ValueError(f"{name} must be in [0, 100]")

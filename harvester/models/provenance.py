@@ -103,47 +103,63 @@ class ProvenanceGraph:
     written_by_run: dict[str, dict[str, float]]  # run -> path -> last write time
     _read_paths: list[str] = field(repr=False)
 
-    def last_write_before(self, path: str, t: float, *, exclude_run: str | None = None) -> float | None:
-        """Latest write of `path` or of an ancestor directory strictly before `t`."""
+    def last_writer_before(self, path: str, t: float, *, exclude_run: str | None = None) -> tuple[float, str, str] | None:
+        """The latest write of `path` or of an ancestor directory strictly before `t`, not by
+        `exclude_run`: (time, run id or "" for a client, actor)."""
         best = None
         for p in _ancestors(path):
-            for wt, rid, _ in reversed(self.writes.get(p, ())):
-                if wt < t and rid != exclude_run:
-                    best = wt if best is None else max(best, wt)
+            for w in reversed(self.writes.get(p, ())):
+                if w[0] < t and w[1] != exclude_run:
+                    best = w if best is None or w[0] > best[0] else best
                     break
         return best
+
+    def last_write_before(self, path: str, t: float, *, exclude_run: str | None = None) -> float | None:
+        """Time of `last_writer_before`."""
+        w = self.last_writer_before(path, t, exclude_run=exclude_run)
+        return None if w is None else w[0]
+
+    def label(self, run_id: str | None, actor: str) -> str:
+        """A reader or writer as SLOs name it: its run's job, else `client:<caller context>`."""
+        return self.runs[run_id].job if run_id in self.runs else (run_id or f"client:{actor}")
 
     def next_write_after(self, path: str, t: float) -> float | None:
         ws = self.writes.get(path, ())
         i = bisect.bisect_right(ws, t, key=lambda w: w[0])
         return ws[i][0] if i < len(ws) else None
 
-    def first_read_after(self, path: str, t: float, *, exclude_run: str) -> tuple[float, str] | None:
+    def first_read_after(self, path: str, t: float, *, exclude_run: str, until: float | None = None,
+                         skip: frozenset[str] = frozenset()) -> tuple[float, str] | None:
         """First read of `path` (or of a file under it) after `t` by a named actor other than
-        `exclude_run`, before `path` is written again: (time, consumer label)."""
+        `exclude_run`, before `path` is written again and before `until` (when the output was
+        superseded, `superseded_at`: a later read is of an old output): (time, reader label).
+        Readers whose label is in `skip` are passed over."""
         end = self.next_write_after(path, t)
+        if until is not None:
+            end = until if end is None else min(end, until)
         prefix = path.rstrip("/") + "/"
         # The path itself, then the paths under it ("/" sorts just before "0").
         lo = bisect.bisect_left(self._read_paths, prefix)
         hi = bisect.bisect_left(self._read_paths, prefix[:-1] + "0")
         best: tuple[float, str] | None = None
         for p in ([path] if path in self.reads else []) + self._read_paths[lo:hi]:
-            for rt, rid, actor in self.reads[p]:
-                if rt < t or (end is not None and rt >= end):
-                    continue
+            reads = self.reads[p]
+            for rt, rid, actor in reads[bisect.bisect_left(reads, t, key=lambda r: r[0]):]:
+                if end is not None and rt >= end or (best is not None and rt >= best[0]):
+                    break
                 if rid == exclude_run or (rid is None and not actor):
                     continue
-                label = self.runs[rid].job if rid in self.runs else (rid or f"client:{actor}")
-                if best is None or rt < best[0]:
+                label = self.label(rid, actor)
+                if label not in skip:
                     best = (rt, label)
-                break
+                    break
         return best
 
-    def consumers(self, run_id: str) -> set[str]:
-        """Jobs (or `client:<context>`) that read any output of `run_id`."""
+    def consumers(self, run_id: str, until: float | None = None) -> set[str]:
+        """Jobs (or `client:<context>`) that read any output of `run_id` before it was old (`until`)."""
         out = set()
         for path, wt in self.written_by_run.get(run_id, {}).items():
-            hit = self.first_read_after(path, wt, exclude_run=run_id)
+            hit = self.first_read_after(path, wt, exclude_run=run_id, until=until)
             if hit:
                 out.add(hit[1])
         return out
@@ -156,7 +172,7 @@ class ProvenanceGraph:
                 prior = [w for w in self.writes.get(p, ()) if w[0] < rt and w[1] != run_id]
                 if prior:
                     _, rid, actor = prior[-1]
-                    out.add(self.runs[rid].job if rid in self.runs else (rid or f"client:{actor}"))
+                    out.add(self.label(rid or None, actor))
                     break
         return out
 
@@ -186,6 +202,25 @@ def build_graph(accesses: Iterable[FileAccess], runs: Iterable[RunRecord],
     for lst in reads.values():
         lst.sort(key=lambda r: (r[0], r[1] or "", r[2]))
     return ProvenanceGraph({r.run_id: r for r in runs}, writes, reads, read_by_run, written_by_run, sorted(reads))
+
+
+def superseded_at(graph: ProvenanceGraph) -> dict[str, float | None]:
+    """Run id -> when its output became OLD: the first output written by the job's run after
+    next (None: not yet). A read after that is of an old period's output — a backfill or an
+    ad-hoc look at history, not the consumption that makes a deadline (§4's T_outRead). The
+    previous period's output still counts: a slow run may overlap the next period's run."""
+    by_job: dict[str, list[RunRecord]] = {}
+    for r in graph.runs.values():
+        by_job.setdefault(r.job, []).append(r)
+    out: dict[str, float | None] = {}
+    for runs in by_job.values():
+        later: list[float | None] = [None, None]  # the first writes of the next two runs that wrote
+        for r in sorted(runs, key=lambda r: (r.submitted_at, r.run_id), reverse=True):
+            out[r.run_id] = later[1]
+            written = graph.written_by_run.get(r.run_id)
+            if written:
+                later = [min(written.values()), later[0]]
+    return out
 
 
 @dataclass(frozen=True, slots=True)

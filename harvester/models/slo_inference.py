@@ -12,21 +12,34 @@ Finally, a_j and d_j are derived as percentiles of the distributions of T_inAvai
 T_outRead (e.g., 95th and 50th percentiles, respectively)."
 
 How each quantity is measured (choices the paper leaves open):
-- Period: the base spacing of which the gaps between consecutive submissions (the RM's
-  `startedTime`, which is the submit time) are near-whole multiples (`infer_period`: so a
-  skipped run neither doubles it nor makes the job aperiodic), the median per-period gap,
-  snapped to the nearest natural period (a whole-minute divisor of the LCM, a day, §6) within `snap_tolerance`; otherwise kept as measured and flagged not LCM-aligned (§6: such
-  jobs get one-off reservations per instance). A 58-minute job stays 58 minutes.
-  The gaps must be regular: MAD/median of the per-period gaps at most `max_gap_cv`.
-- Period starts lie on a grid of multiples of P from `grid_origin_s` (epoch 0 = UTC midnight,
-  as the RM places recurring reservations). A run belongs to the period of its TYPICAL submit
-  (the median phase plus a whole number of periods), so a late run is late in its own period
-  rather than early in the next one.
+- Pipelines (harvester.models.slo_pipeline): stage B reads stage A's output of the same period.
+  The stages of a pipeline share ONE period and ONE phase; a job on its own is a pipeline of one.
+- Period (harvester.models.slo_period): a least-squares fit through the submits of every stage
+  (§4: "based on the submission times") and the reads of the pipeline's consumer (the deadline
+  recurs with them), each against its period number; snapped to a
+  divisor of the LCM (`lcm_aligned`, a recurring reservation, §6) or a whole second only when
+  within `snap_sigmas` standard errors. A 90 s pipeline is 90 s in every stage.
+- Period numbers: the first stage's from its gaps; a later stage's run takes the number of the
+  run whose output it read, else its typical lag after the first stage. Period n starts at the
+  grid point (multiples of P from `grid_origin_s`; epoch 0 = UTC midnight, as the RM places
+  recurring reservations) at or before the first stage's TYPICAL submit φ + n·P: a late run is
+  late in its own period, and all stages of period n are measured from the same start.
 - T_start is the AM's launch (the RM's `launchTime`), the submit time when unknown; T_end the
   finish. T_inAvail is the last write (by anyone else) of any input before the run first read
   it; an input written before its period began counts as available at the period start (0).
-- T_outRead is the first read of any output by a named actor other than the run itself, before
-  the output is rewritten (harvester.models.provenance explains what is a read and what is not).
+- T_outRead is the first read of any output by a named actor other than the run, before the
+  output is old (provenance.superseded_at: reading an old period's output is a backfill, not
+  consumption; harvester.models.provenance explains what is a read).
+- Deadlines: a stage read OUTSIDE its pipeline (the last stage; any stage with a consumer of its
+  own) gets the end-to-end deadline D = p50 of those reads, after §4's tests on them (CV,
+  slack). Every stage's d_s = min(its own D, d_v − (median T_end of v − median T_end of s) for
+  each next stage v): the latest end that leaves the rest of the pipeline its typical time to
+  meet the consumer. So stage windows never drift apart. a_s = p95 of its T_inAvail.
+- Each period's `state` per stage: "missed" when the END-TO-END deadline was missed in that
+  period (a stage downstream with its own D, or this one, ended after D) and this stage ended
+  after its d_s (it used the slack up); "late" when not missed but it started late (more than
+  `late_fraction`·P after its median start) or ended after d_s (the pipeline caught up); else
+  "on time"; "no deadline" without an actionable SLO, "unfinished" without an end.
 - "Problematic" jobs (§7: "high CV for T_start − T_inAvail, T_outRead − T_end") get LowCost's
   alignment penalty: either CV above `problematic_cv`.
 A job without an actionable deadline is reported with the reason; nothing is guessed for it.
@@ -40,10 +53,13 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from harvester.models.provenance import ProvenanceGraph, RunRecord
 from harvester.models.morpheus_params import SloParams  # noqa: F401  (re-exported: the §4 knobs)
+from harvester.models.provenance import ProvenanceGraph, RunRecord, superseded_at
+from harvester.models.slo_period import (RESOLUTION_S, PeriodFit, base_spacing, fit_period, infer_period,  # noqa: F401
+                                         period_index, phase)
+from harvester.models.slo_pipeline import Pipeline, find_pipelines
 
-
+MISSED, LATE, ON_TIME, NO_DEADLINE, UNFINISHED = "missed", "late", "on time", "no deadline", "unfinished"
 
 
 @dataclass(frozen=True)
@@ -59,7 +75,8 @@ class PeriodTimes:
     out_read: float | None
     consumer: str | None
     late_start: bool
-    missed_deadline: bool | None  # None: no deadline inferred
+    missed_deadline: bool | None  # the end-to-end deadline missed and this stage past its own; None: unknown
+    state: str = NO_DEADLINE  # missed | late | on time | no deadline | unfinished (module doc)
 
 
 @dataclass(frozen=True)
@@ -81,14 +98,19 @@ class JobSlo:
     producers: tuple[str, ...] = ()
     consumers: tuple[str, ...] = ()
     grid_origin_s: float = 0.0  # period starts are grid_origin_s + n · period_s
+    pipeline: tuple[str, ...] = ()  # the stages of its pipeline in order, when it has more than one
 
     @property
     def late_runs(self) -> tuple[str, ...]:
+        """Runs that started late (whether or not the deadline was met)."""
         return tuple(p.run_id for p in self.periods if p.late_start)
 
     @property
     def missed_runs(self) -> tuple[str, ...]:
         return tuple(p.run_id for p in self.periods if p.missed_deadline)
+
+    def runs_in(self, state: str) -> tuple[str, ...]:
+        return tuple(p.run_id for p in self.periods if p.state == state)
 
 
 @dataclass(frozen=True)
@@ -116,55 +138,25 @@ def _cv(values: Sequence[float]) -> float:
     return mad / med if med > 0 else (0.0 if mad == 0 else math.inf)
 
 
-def natural_periods(lcm_s: int) -> list[int]:
-    """Divisors of the LCM that are whole minutes or divide a minute (the plan's step is a
-    minute; 3456 s divides a day but is no schedule anyone sets)."""
-    small = [d for d in range(1, int(math.isqrt(lcm_s)) + 1) if lcm_s % d == 0]
-    return sorted(d for d in set(small + [lcm_s // d for d in small]) if d % 60 == 0 or 60 % d == 0)
+@dataclass(frozen=True)
+class _Own:
+    """A job's own period (or why it has none), before pipelines are joined."""
+
+    fit: PeriodFit | None
+    why: str
+    index: np.ndarray | None = None
 
 
-def infer_period(submits: Sequence[float], params: SloParams) -> tuple[float | None, bool, str]:
-    """(P, divides the LCM, reason if not periodic) from sorted submit times.
-
-    P is the base spacing of which the gaps are near-whole multiples (§4 "derive the period
-    from the submission times"; a skipped run leaves a 2P gap, it does not make the job
-    aperiodic). The median gap is tried first; when it fails (a daily job with a missing day
-    has gaps of 1 and 2 days, median 1.5) each smaller gap is tried, largest first."""
-    gaps = np.diff(np.asarray(submits, dtype=float))
-    raw = float(np.median(gaps)) if gaps.size else 0.0
-    if raw <= 0:
-        return None, False, "submissions are not spread in time"
-    fit = _regular(gaps, raw, params)
-    for base in sorted({float(g) for g in gaps if 0 < g < raw}, reverse=True):
-        if fit[0] is not None:
-            break
-        fit = _regular(gaps, base, params)
-    period, gap_cv = fit
-    if period is None:
-        return None, False, f"not periodic: gaps between submissions vary (MAD/median {gap_cv:.2f} > {params.max_gap_cv})"
-    near = min(natural_periods(params.lcm_s), key=lambda d: abs(d - period))
-    if abs(near - period) <= params.snap_tolerance * period:
-        return float(near), True, ""
-    return period, False, ""
-
-
-def _regular(gaps: np.ndarray, base: float, params: SloParams) -> tuple[float | None, float]:
-    """(median per-period gap, or None when the gaps are not whole multiples of `base`; MAD/median).
-
-    Each gap is divided by its whole number of periods. Regular: the per-period gaps agree
-    (MAD/median <= max_gap_cv), at least half the gaps are single periods (a skipped run is the
-    exception, or any base smaller than the gaps would fit), and every multiple lies within
-    max_gap_cv of a whole number of periods."""
-    k = np.maximum(1, np.round(gaps / base))
-    per = gaps / k
-    period = float(np.median(per))
-    gap_cv = _cv(per)
-    if gap_cv > params.max_gap_cv or np.mean(k == 1) < 0.5:
-        return None, gap_cv
-    multiple = k > 1
-    if np.any(np.abs(gaps[multiple] - k[multiple] * period) > params.max_gap_cv * period):
-        return None, gap_cv
-    return period, gap_cv
+def _own(runs: list[RunRecord], params: SloParams) -> _Own:
+    if len(runs) < params.min_periods:
+        return _Own(None, f"too few runs ({len(runs)} < {params.min_periods})")
+    submits = [r.submitted_at for r in runs]
+    base, why = base_spacing(submits, params)
+    if base is None:
+        return _Own(None, why)
+    index = period_index(submits, base)
+    fit = fit_period([(index, np.asarray(submits))], params)
+    return _Own(fit, "" if fit else "submissions are not spread in time", index)
 
 
 def fit_slo(graph: ProvenanceGraph, params: SloParams = SloParams(), jobs: Iterable[str] | None = None) -> SloModel:
@@ -172,89 +164,251 @@ def fit_slo(graph: ProvenanceGraph, params: SloParams = SloParams(), jobs: Itera
     by_job: dict[str, list[RunRecord]] = {}
     for run in graph.runs.values():
         by_job.setdefault(run.job, []).append(run)
+    for runs in by_job.values():
+        runs.sort(key=lambda r: (r.submitted_at, r.run_id))
     names = sorted(by_job) if jobs is None else list(jobs)
-    return SloModel(params, tuple(_fit_job(name, sorted(by_job.get(name, []), key=lambda r: r.submitted_at),
-                                           graph, params) for name in names))
+    superseded = superseded_at(graph)
+    own = {j: _own(runs, params) for j, runs in by_job.items()}
+    eligible = {j for j, runs in by_job.items() if len(runs) >= params.min_periods}
+    periodic = {j for j, o in own.items() if o.fit is not None}
+
+    def same_period(a: str, b: str) -> bool:
+        fa, fb = own[a].fit, own[b].fit
+        assert fa is not None and fb is not None
+        return fa.period_s == fb.period_s or \
+            abs(fa.fitted_s - fb.fitted_s) <= params.snap_sigmas * math.hypot(fa.se_s, fb.se_s) + RESOLUTION_S
+
+    wanted, fitted = set(names), {}
+    for pipe in find_pipelines(graph, by_job, eligible, periodic, superseded, params.min_periods, same_period):
+        if not wanted.isdisjoint(pipe.stages):
+            fitted.update(_fit_pipeline(pipe, by_job, own, graph, superseded, params))
+    return SloModel(params, tuple(fitted.get(n) or _unfitted(n, by_job.get(n, []), own.get(n), graph, superseded, params)
+                                  for n in names))
 
 
-def _fit_job(name: str, runs: list[RunRecord], graph: ProvenanceGraph, params: SloParams) -> JobSlo:
+def _unfitted(name: str, runs: list[RunRecord], own: _Own | None, graph: ProvenanceGraph,
+              superseded: dict[str, float | None], params: SloParams) -> JobSlo:
     producers = sorted(set().union(*(graph.producers(r.run_id) for r in runs))) if runs else []
-    consumers = sorted(set().union(*(graph.consumers(r.run_id) for r in runs))) if runs else []
-
-    def none(reason: str, period: float | None = None, aligned: bool = False,
-             periods: tuple[PeriodTimes, ...] = ()) -> JobSlo:
-        return JobSlo(name, len(runs), period, aligned, periods, None, None, None, None, False, False, reason,
-                      tuple(producers), tuple(consumers), params.grid_origin_s)
-
-    if len(runs) < params.min_periods:
-        return none(f"too few runs ({len(runs)} < {params.min_periods})")
-    period, aligned, why = infer_period([r.submitted_at for r in runs], params)
-    if period is None:
-        return none(why)
-    rows = _period_rows(runs, graph, period, params)
-    read = [p for p in rows if p.out_read is not None]
-    if len(read) < params.min_periods:
-        return none(f"output read in {len(read)} of {len(rows)} periods (need {params.min_periods})",
-                    period, aligned, tuple(rows))
-    out_read = [p.out_read for p in read]
-    deadline = float(np.percentile(out_read, params.deadline_percentile))
-    cv = _cv(out_read)
-    slack = [(p.out_read - p.end) / (p.end - p.start) for p in read if p.end is not None and p.end > p.start]
-    slack_ratio = float(np.median(slack)) if slack else None
-    avail = [p.in_avail if p.in_avail is not None else 0.0 for p in rows]
-    earliest = float(np.percentile(avail, params.start_percentile))
-    starts = np.median([p.start for p in rows])
-    rows = tuple(
-        PeriodTimes(p.period_start, p.run_id, p.submitted, p.start, p.end, p.in_avail, p.out_read, p.consumer,
-                    p.start - starts > params.late_fraction * period, None if p.end is None else p.end > deadline)
-        for p in rows)
-    gaps_in = [p.start - p.in_avail for p in rows if p.in_avail is not None]
-    gaps_out = [p.out_read - p.end for p in read if p.end is not None]
-    problematic = bool((gaps_in and _cv(gaps_in) > params.problematic_cv)
-                       or (gaps_out and _cv(gaps_out) > params.problematic_cv))
-    if cv > params.max_cv:
-        reason = f"output read time too variable: CV(T_outRead) {cv:.3f} > {params.max_cv}"
-    elif slack_ratio is None or slack_ratio < params.min_slack_ratio:
-        shown = "n/a" if slack_ratio is None else f"{slack_ratio:.2f}"
-        reason = f"too little slack: median (T_outRead−T_end)/(T_end−T_start) {shown} < {params.min_slack_ratio}"
-    elif earliest >= deadline:
-        reason = f"inputs arrive (a = {earliest:.1f}s) after the deadline (d = {deadline:.1f}s)"
-    else:
-        reason = (f"d = p{params.deadline_percentile:g} of {len(read)} first output reads = {deadline:.1f}s, "
-                  f"a = p{params.start_percentile:g} of input availability = {earliest:.1f}s after the period start "
-                  f"(P = {period:g}s); CV(T_outRead) {cv:.3f} <= {params.max_cv}, "
-                  f"slack ratio {slack_ratio:.2f} >= {params.min_slack_ratio}")
-        return JobSlo(name, len(runs), period, aligned, rows, earliest, deadline, cv, slack_ratio, problematic,
-                      True, reason, tuple(producers), tuple(consumers), params.grid_origin_s)
-    return JobSlo(name, len(runs), period, aligned, rows, None, None, cv, slack_ratio, problematic, False, reason,
+    consumers = sorted(set().union(*(graph.consumers(r.run_id, superseded.get(r.run_id)) for r in runs))) if runs else []
+    why = own.why if own else f"too few runs ({len(runs)} < {params.min_periods})"
+    return JobSlo(name, len(runs), None, False, (), None, None, None, None, False, False, why,
                   tuple(producers), tuple(consumers), params.grid_origin_s)
 
 
-def _period_rows(runs: list[RunRecord], graph: ProvenanceGraph, period: float, params: SloParams) -> list[PeriodTimes]:
-    first = runs[0].submitted_at
-    residual = [(r.submitted_at - first) - round((r.submitted_at - first) / period) * period for r in runs]
-    anchor = first + float(np.median(residual))
-    rows: dict[float, PeriodTimes] = {}
-    for r in runs:
-        typical = anchor + round((r.submitted_at - anchor) / period) * period
-        start = params.grid_origin_s + math.floor((typical - params.grid_origin_s) / period) * period
-        if start in rows:
-            continue  # a second run in one period (a retry): the first one counts
-        rows[start] = _times(r, start, graph)
-    return [rows[k] for k in sorted(rows)]
+@dataclass
+class _Run:
+    """A run's times in epoch seconds, its period number and who read it."""
+
+    run: RunRecord
+    n: int = 0
+    avail: float | None = None
+    first: tuple[float, str] | None = None  # first read of its output before it was old, by anyone but itself
+    outside: float | None = None  # first read by an actor outside its pipeline
+    consumers: frozenset[str] = frozenset()
 
 
-def _times(run: RunRecord, start: float, graph: ProvenanceGraph) -> PeriodTimes:
-    avail = None
-    for path, first_read in graph.read_by_run.get(run.run_id, {}).items():
-        w = graph.last_write_before(path, first_read, exclude_run=run.run_id)
+def _facts(r: RunRecord, graph: ProvenanceGraph, until: float | None, skip: frozenset[str]) -> _Run:
+    out = _Run(r)
+    for path, first_read in graph.read_by_run.get(r.run_id, {}).items():
+        w = graph.last_write_before(path, first_read, exclude_run=r.run_id)
         if w is not None:
-            avail = w if avail is None else max(avail, w)
-    out, consumer = None, None
-    for path, written in graph.written_by_run.get(run.run_id, {}).items():
-        hit = graph.first_read_after(path, written, exclude_run=run.run_id)
-        if hit and (out is None or hit[0] < out):
-            out, consumer = hit
-    rel = (lambda t: None if t is None else t - start)
-    return PeriodTimes(start, run.run_id, run.submitted_at - start, run.start - start, rel(run.finished_at),
-                       None if avail is None else max(0.0, avail - start), rel(out), consumer, False, None)
+            out.avail = w if out.avail is None else max(out.avail, w)
+    readers = set()
+    for path, written in graph.written_by_run.get(r.run_id, {}).items():
+        hit = graph.first_read_after(path, written, exclude_run=r.run_id, until=until)
+        if hit is None:
+            continue
+        readers.add(hit[1])
+        if out.first is None or hit[0] < out.first[0]:
+            out.first = hit
+        if hit[1] in skip:
+            hit = graph.first_read_after(path, written, exclude_run=r.run_id, until=until, skip=skip)
+        if hit and (out.outside is None or hit[0] < out.outside):
+            out.outside = hit[0]
+    out.consumers = frozenset(readers)
+    return out
+
+
+def _number(pipe: Pipeline, stage_runs: dict[str, list[_Run]], own: dict[str, _Own]) -> str:
+    """Set every run's period number (module doc) and return the anchor: the first periodic
+    stage, whose own period numbers the others follow."""
+    anchor = next(s for s in pipe.stages if own[s].fit is not None)
+    fit, index = own[anchor].fit, own[anchor].index
+    assert fit is not None and index is not None
+    p1 = fit.fitted_s
+    known: dict[str, int] = {}
+    for x, n in zip(stage_runs[anchor], index):
+        x.n = known[x.run.run_id] = int(n)
+    near: dict[str, list[str]] = {}
+    for u, v in pipe.links:
+        near.setdefault(u, []).append(v)
+        near.setdefault(v, []).append(u)
+    todo = list(known)
+    while todo:  # a run is in the period of the run it read from (or that read it)
+        r = todo.pop()
+        for x in near.get(r, ()):
+            if x not in known:
+                known[x] = known[r]
+                todo.append(x)
+    phi = phase(index, np.array([x.run.submitted_at for x in stage_runs[anchor]]), p1)
+    for stage in pipe.stages:
+        if stage == anchor:
+            continue
+        xs = stage_runs[stage]
+        lags = [x.run.submitted_at - phi - known[x.run.run_id] * p1 for x in xs if x.run.run_id in known]
+        lag = float(np.median(lags)) if lags else float(np.median([(x.run.submitted_at - phi) % p1 for x in xs]))
+        for x in xs:
+            x.n = known.get(x.run.run_id, round((x.run.submitted_at - phi - lag) / p1))
+    return anchor
+
+
+def _fit_pipeline(pipe: Pipeline, by_job: dict[str, list[RunRecord]], own: dict[str, _Own], graph: ProvenanceGraph,
+                  superseded: dict[str, float | None], params: SloParams) -> dict[str, JobSlo]:
+    skip = frozenset(pipe.stages)
+    stage_runs = {s: [_facts(r, graph, superseded.get(r.run_id), skip) for r in by_job[s]] for s in pipe.stages}
+    first = _number(pipe, stage_runs, own)
+    series = []
+    for s in pipe.stages:
+        xs = stage_runs[s]
+        series.append((np.array([x.n for x in xs]), np.array([x.run.submitted_at for x in xs])))
+        reads = [x for x in xs if x.outside is not None]
+        if len(reads) >= params.min_periods:  # the consumer's reads: the deadline recurs with them
+            series.append((np.array([x.n for x in reads]), np.array([x.outside for x in reads])))
+    fit = fit_period(series, params) or own[first].fit
+    assert fit is not None
+    period, origin = fit.period_s, params.grid_origin_s
+    anchor = stage_runs[first]
+    phi = phase(np.array([x.n for x in anchor]), np.array([x.run.submitted_at for x in anchor]), period)
+    rows: dict[str, dict[int, tuple[_Run, float]]] = {}
+    for s in pipe.stages:
+        mine: dict[int, tuple[_Run, float]] = {}
+        for x in stage_runs[s]:  # a second run in one period (a retry): the first one counts
+            mine.setdefault(x.n, (x, origin + math.floor((phi + x.n * period - origin) / period) * period))
+        rows[s] = mine
+    return _deadlines(pipe, rows, stage_runs, period, fit.lcm_aligned, graph, params)
+
+
+@dataclass
+class _Stage:
+    """One stage's measured distributions (offsets after the period start) and its §4 tests."""
+
+    med_start: float
+    med_end: float | None
+    own_deadline: float | None  # D from reads outside the pipeline, when §4's tests pass
+    cv: float | None
+    slack: float | None
+    why: str  # why it has no own deadline / the formula of the one it has
+
+
+def _stage(rows: dict[int, tuple[_Run, float]], params: SloParams) -> _Stage:
+    starts = [x.run.start - s for x, s in rows.values()]
+    ends = [x.run.finished_at - s for x, s in rows.values() if x.run.finished_at is not None]
+    read = [(x.outside - s, x.run.start - s, None if x.run.finished_at is None else x.run.finished_at - s)
+            for x, s in rows.values() if x.outside is not None]
+    med_start, med_end = float(np.median(starts)), (float(np.median(ends)) if ends else None)
+    if len(read) < params.min_periods:
+        return _Stage(med_start, med_end, None, None, None,
+                      f"output read in {len(read)} of {len(rows)} periods (need {params.min_periods})")
+    out = [o for o, _, _ in read]
+    deadline, cv = float(np.percentile(out, params.deadline_percentile)), _cv(out)
+    ratios = [(o - e) / (e - b) for o, b, e in read if e is not None and e > b]
+    slack = float(np.median(ratios)) if ratios else None
+    if cv > params.max_cv:
+        return _Stage(med_start, med_end, None, cv, slack,
+                      f"output read time too variable: CV(T_outRead) {cv:.3f} > {params.max_cv}")
+    if slack is None or slack < params.min_slack_ratio:
+        shown = "n/a" if slack is None else f"{slack:.2f}"
+        return _Stage(med_start, med_end, None, cv, slack,
+                      f"too little slack: median (T_outRead−T_end)/(T_end−T_start) {shown} < {params.min_slack_ratio}")
+    return _Stage(med_start, med_end, deadline, cv, slack,
+                  f"d = p{params.deadline_percentile:g} of {len(read)} first output reads = {deadline:.1f}s, "
+                  f"CV(T_outRead) {cv:.3f} <= {params.max_cv}, slack ratio {slack:.2f} >= {params.min_slack_ratio}")
+
+
+def _deadlines(pipe: Pipeline, rows: dict[str, dict[int, tuple[_Run, float]]], stage_runs: dict[str, list[_Run]],
+               period: float, aligned: bool, graph: ProvenanceGraph, params: SloParams) -> dict[str, JobSlo]:
+    """Each stage's window from the end-to-end deadline, and each period's state (module doc)."""
+    st = {s: _stage(rows[s], params) for s in pipe.stages}
+    deadline: dict[str, float] = {}
+    via: dict[str, str | None] = {}
+    for s in reversed(pipe.stages):
+        cands: list[tuple[float, str | None]] = [] if st[s].own_deadline is None else [(st[s].own_deadline, None)]
+        for v in pipe.downstream(s):
+            if v in deadline and st[v].med_end is not None and st[s].med_end is not None:
+                cands.append((deadline[v] - (st[v].med_end - st[s].med_end), v))
+        if cands:
+            deadline[s], via[s] = min(cands, key=lambda c: c[0])
+    missed_e2e: dict[str, dict[int, bool]] = {}
+    for s in reversed(pipe.stages):
+        d_own = st[s].own_deadline
+        missed_e2e[s] = {n: (d_own is not None and x.run.finished_at is not None and x.run.finished_at - t0 > d_own)
+                         or any(missed_e2e[v].get(n, False) for v in pipe.downstream(s))
+                         for n, (x, t0) in rows[s].items()}
+    out = {}
+    for i, s in enumerate(pipe.stages):
+        out[s] = _job_slo(s, i, pipe, rows[s], stage_runs[s], st, deadline, via, missed_e2e[s], period, aligned,
+                          graph, params)
+    return out
+
+
+def _terminal(s: str, pipe: Pipeline, via: dict[str, str | None]) -> str:
+    """The stage whose consumer sets `s`'s deadline; without one, the last stage downstream."""
+    seen = set()
+    while s not in seen:
+        seen.add(s)
+        nxt = via[s] if s in via else next(iter(pipe.downstream(s)), None)
+        if nxt is None:
+            return s
+        s = nxt
+    return s
+
+
+def _job_slo(s: str, i: int, pipe: Pipeline, rows: dict[int, tuple[_Run, float]], runs: list[_Run],
+             st: dict[str, _Stage], deadline: dict[str, float], via: dict[str, str | None],
+             missed_e2e: dict[int, bool], period: float, aligned: bool, graph: ProvenanceGraph,
+             params: SloParams) -> JobSlo:
+    d = deadline.get(s)
+    avail = [0.0 if x.avail is None else max(0.0, x.avail - t0) for x, t0 in rows.values()]
+    earliest = float(np.percentile(avail, params.start_percentile))
+    actionable = d is not None and earliest < d
+    periods = []
+    for n in sorted(rows):
+        x, t0 = rows[n]
+        r = x.run
+        end = None if r.finished_at is None else r.finished_at - t0
+        late = r.start - t0 - st[s].med_start > params.late_fraction * period
+        missed: bool | None = None
+        if not actionable:
+            state = NO_DEADLINE
+        elif end is None:
+            state = UNFINISHED
+        else:
+            missed = missed_e2e[n] and end > d
+            state = MISSED if missed else LATE if late or end > d else ON_TIME
+        periods.append(PeriodTimes(t0, r.run_id, r.submitted_at - t0, r.start - t0, end,
+                                   None if x.avail is None else max(0.0, x.avail - t0),
+                                   None if x.first is None else x.first[0] - t0,
+                                   None if x.first is None else x.first[1], late, missed, state))
+    term = _terminal(s, pipe, via)
+    cv, slack = st[term].cv, st[term].slack
+    where = "" if len(pipe.stages) == 1 else f"stage {i + 1} of {len(pipe.stages)} of pipeline {' → '.join(pipe.stages)}: "
+    if d is None:
+        reason = where + (st[s].why if term == s else f"no end-to-end deadline: {term}: {st[term].why}")
+    elif not actionable:
+        reason = where + f"inputs arrive (a = {earliest:.1f}s) after the deadline (d = {d:.1f}s)"
+    else:
+        v = via.get(s)
+        how = st[s].why if v is None else (
+            f"d = {v}'s deadline {deadline[v]:.1f}s − its typical end after this stage's "
+            f"{st[v].med_end - st[s].med_end:.1f}s = {d:.1f}s (end-to-end: {term}: {st[term].why})")  # type: ignore[operator]
+        reason = where + how + (f"; a = p{params.start_percentile:g} of input availability = {earliest:.1f}s "
+                                f"after the period start (P = {period:g}s)")
+    gaps_in = [p.start - p.in_avail for p in periods if p.in_avail is not None]
+    gaps_out = [p.out_read - p.end for p in periods if p.out_read is not None and p.end is not None]
+    problematic = bool((gaps_in and _cv(gaps_in) > params.problematic_cv)
+                       or (gaps_out and _cv(gaps_out) > params.problematic_cv))
+    producers = sorted(set().union(*(graph.producers(x.run.run_id) for x in runs)))
+    consumers = sorted(set().union(*(x.consumers for x in runs)))
+    return JobSlo(s, len(runs), period, aligned, tuple(periods), earliest if actionable else None,
+                  d if actionable else None, cv, slack, problematic, actionable, reason, tuple(producers),
+                  tuple(consumers), params.grid_origin_s, pipe.stages if len(pipe.stages) > 1 else ())

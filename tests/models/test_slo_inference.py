@@ -134,6 +134,10 @@ def test_jobs_without_an_actionable_deadline_say_why(reads, kwargs, reason) -> N
     # days {0, 1, 3, 4, 6}: gaps of 1 and 2 days, median 1.5 d; the base spacing is still a day
     ([86_400.0, 172_800.0, 86_400.0, 172_800.0], 86_400.0, True),
     ([86_350.0, 172_900.0, 86_460.0, 172_700.0, 86_420.0], 86_400.0, True),  # the same, with jitter
+    # one run 48 s late in a 90 s period: a gap of 1.53 P and one of 0.47 P, summing to 2 P
+    ([90.0, 90.0, 138.0, 42.0, 90.0, 90.0], 90.0, True),
+    ([45.2, 44.9, 45.1, 44.8, 45.0], 45.0, True),  # divides a day, not a whole minute
+    ([3598.0, 3598.5, 3597.5, 3598.0, 3598.2, 3597.9, 3598.1, 3598.0], 3598.0, False),  # not an hour
 ])
 def test_period_from_submission_gaps(gaps, period, aligned) -> None:
     submits = np.cumsum([0.0] + gaps)
@@ -187,3 +191,15 @@ def test_the_period_grid_can_start_at_local_midnight() -> None:
     assert etl.grid_origin_s == -18000.0 and etl.deadline_s == pytest.approx(2400.0)
     start = etl.periods[-1].period_start + 3600.0
     assert window(etl, start + 1.0) == pytest.approx((start + etl.earliest_start_s, start + 2400.0))
+
+
+def test_a_read_of_an_old_periods_output_is_not_consumption() -> None:
+    # Nobody reads etl's output when it is written; at the end an ad-hoc client reads the output
+    # of the first hour (five newer ones exist): a look at history, not a consumer.
+    accesses, runs = history([None] * 6)
+    accesses.append(FileAccess(accesses[-1].time + 600.0, Access.READ, "/out/h0/part-0", None, "adhoc-cli", "open"))
+    etl = fit_slo(build_graph(accesses, runs)).job("etl")
+    assert etl.consumers == () and not etl.actionable and "output read in 0 of 6 periods" in etl.reason
+    # The same read of the previous hour's output, while it is the newest but one, still counts.
+    accesses[-1] = FileAccess(runs[-1].finished_at + 60.0, Access.READ, "/out/h4/part-0", None, "adhoc-cli", "open")
+    assert fit_slo(build_graph(accesses, runs)).job("etl").consumers == ("client:adhoc-cli",)
