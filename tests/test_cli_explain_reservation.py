@@ -124,3 +124,16 @@ def test_each_reservation_decision_names_the_settings_that_change_it(morpheus: H
     levers = reservation_levers(sources, DecisionRecord(T0, loop, kind, "reservation_1_0001", reason, fate))
     assert [s["key"] for s in levers] == keys
     assert all(s["effect"] for s in levers) and levers[0]["value"] is not None
+
+
+def test_explain_job_says_how_morpheus_serves_it(morpheus: Harvester, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A demo recurring job LowCost placed is `reserved`, with LowCost's reason (decisions/static_fallback.py)."""
+    _, job = _submitted(morpheus)
+    cfg = settings_file(tmp_path / "h.yaml", morpheus)
+    assert main(["explain", "job", job, "--config", str(cfg)]) == 0
+    out = capsys.readouterr().out
+    assert "Morpheus: reserved: LowCost: steps " in out and "(terms: the inferred proposal" in out
+    with urllib.request.urlopen(f"http://{morpheus.admin.address}/v1/explain/job?id={job}", timeout=10) as r:
+        doc = json.load(r)
+    assert doc["morpheus"]["service"] == "reserved"

@@ -8,7 +8,9 @@ Jockey's, advice/explain_reservation.py) — advice/explain.py says how.
   the rule that maps nodes to it, its nodes now, and the last decisions on its nodes;
 - job NAME (a recurring job's name, as in the job runs): its runs, its type from its last run
   (Algorithm 1 line 3), the class preference of that type (the weights row), what SelectClasses
-  would answer now for one 1-vcore container (sidecar only), and kills of its containers.
+  would answer now for one 1-vcore container (sidecar only), kills of its containers, and how
+  Morpheus serves it (sidecar with Morpheus on: reserved, or static fallback — its own queue and
+  static share — and why, decisions/static_fallback.py).
 """
 
 from __future__ import annotations
@@ -212,7 +214,8 @@ def explain_job(s: ExplainSources, job: str, limit: int) -> dict[str, Any] | Non
         every = s.store.job_runs(since=s.now - jl.history_days * DAY_S)
         history = fit_job_history(every, short_quantile=jl.short_quantile, long_quantile=jl.long_quantile,
                                   min_runs=jl.min_runs)
-    if not runs and history.last_run(job) is None:
+    served = None if live is None or live.reservations is None else live.reservations.services.get(job)
+    if not runs and history.last_run(job) is None and served is None:
         return None
     strategy = selection_strategy(h)
     container = Resources(1024, 1)
@@ -236,6 +239,8 @@ def explain_job(s: ExplainSources, job: str, limit: int) -> dict[str, Any] | Non
                               model_version=live.harvesting.model.version)
         selection = {"reason": pick.reason, "classes": [c.class_id for c in pick.choices], "container": _res(container)}
         summary.append(f"SelectClasses now (1 container {_res(container)}, seed 0): {pick.reason}")
+    if served is not None:
+        summary.append(f"Morpheus: {served.why}")
     app_ids = [r.app_id for r in runs]
     decisions = s.store.decisions(since=s.since(), app_ids=app_ids, limit=limit) if app_ids else []
     if not decisions:
@@ -246,7 +251,10 @@ def explain_job(s: ExplainSources, job: str, limit: int) -> dict[str, Any] | Non
                 setting(s, "harvesting.job_length.long_quantile", "runs from this quantile on are long")]
     if job_type is not None:
         settings.append(setting(s, f"harvesting.weights.{job_type.value}", "which patterns this job type prefers"))
+    if served is not None:
+        settings.append(setting(s, "morpheus.fallback.move_home", "an app whose reservation ended goes back to its own queue"))
     return subject_doc("job", job, s, summary=summary, decisions=decisions, settings=settings,
                        job_type=None if job_type is None else job_type.value, selection=selection,
+                       morpheus=None if served is None else {"service": served.service.value, "why": served.why},
                        runs=[{"app_id": r.app_id, "started_at": r.started_at, "finished_at": r.finished_at,
                               "duration_s": r.duration_s, "peak_containers": r.peak_containers} for r in runs[-limit:]])

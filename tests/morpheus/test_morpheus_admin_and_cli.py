@@ -94,7 +94,8 @@ def test_accept_override_reject_through_the_cli(rig: Rig, capsys: pytest.Capture
     code, out, _ = cli(capsys, rig, "override", JOB.name, "--deadline-s", "200")
     rig.step(5)
     code, out, _ = cli(capsys, rig, "show", JOB.name)
-    assert "plan: not placed: rejected: window [1, 2] is shorter than the 3 steps" in out
+    assert "plan: not placed: it-etl: the skyline needs 3 steps of 60s (180s) but the window" in out
+    assert "service: static fallback (its own queue and static share): it-etl: the skyline needs 3 steps" in out
     warning = "WARNING: the skyline needs 3 steps of 60s (180s) but the window [9.2s, 200.0s] holds 2: LowCost will reject it"
     assert warning in out, "surfaced beside the sign-off, not only as LowCost's rejection"
     assert warning in cli(capsys, rig, "list")[1]
