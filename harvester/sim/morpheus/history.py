@@ -30,8 +30,9 @@ import numpy as np
 from harvester.models.completion_time import max_parallelism
 from harvester.models.job_sim import CompiledJob, DagRun, Draws, draw
 from harvester.models.provenance import Access, FileAccess, RunRecord, build_graph
-from harvester.models.skyline import RunSkyline, SkylineFitError, SkylineParams, fit_skyline
-from harvester.models.slo_contract import Terms
+from harvester.models.skyline import RunSkyline, SkylineFitError, SkylineParams
+from harvester.models.skyline_window import fit_in_window
+from harvester.models.slo_contract import Terms, window_steps
 from harvester.models.slo_inference import JobSlo, SloParams, fit_slo
 from harvester.sim.jockey.truth import Variability, true_model
 from harvester.sim.morpheus.workload import DAY_S, RecurringJob
@@ -54,6 +55,11 @@ class TrueRun:
     makespan_s: float
     peak: int                 # most containers in use at once, unconstrained
     usage: np.ndarray         # mean containers in use per step from the submission
+    period_s: float = DAY_S   # `day` is the index of its period (of the job's recurrence)
+
+    @property
+    def period_start(self) -> float:
+        return self.day * self.period_s
 
 
 def polled_usage(run: DagRun, start_s: float, step_s: float = STEP_S, poll_s: float = POLL_S) -> np.ndarray:
@@ -82,20 +88,21 @@ def true_run(job: RecurringJob, day: int, seed: int) -> TrueRun:
     """The run of `job` on `day` for `seed`, with its unconstrained history (module docstring)."""
     compiled = CompiledJob(true_model(job.runs[day], VARIABILITY, seed=seed))
     return observe(job.name, day, compiled, draw(compiled, np.random.default_rng([seed, day, 23])),
-                   float(job.runs[day].submit_s))
+                   float(job.runs[day].submit_s), job.period_s)
 
 
-def observe(job: str, day: int, compiled: CompiledJob, draws: Draws, submit_s: float) -> TrueRun:
+def observe(job: str, day: int, compiled: CompiledJob, draws: Draws, submit_s: float,
+            period_s: float = DAY_S) -> TrueRun:
     """A run as history records it: played unconstrained from `submit_s`."""
     run = DagRun(compiled, draws, max_parallelism(compiled.model), start_s=submit_s)
     finish = run.run_to_end()
     return TrueRun(job, day, f"{job}#{day}", compiled, draws, submit_s, finish - submit_s, _peak(run),
-                   polled_usage(run, submit_s))
+                   polled_usage(run, submit_s), period_s)
 
 
 def consumer_time(runs: list[TrueRun], slack: float) -> float:
     """c_j, seconds after the period start (module docstring)."""
-    ends = [(r.submit_s + r.makespan_s) - r.day * DAY_S for r in runs]
+    ends = [(r.submit_s + r.makespan_s) - r.period_start for r in runs]
     return float(np.percentile(ends, 95) + slack * np.median([r.makespan_s for r in runs]))
 
 
@@ -106,7 +113,7 @@ def provenance(job: str, runs: list[TrueRun], consumer_s: float, rng: np.random.
     for r in runs:
         inp, out = f"/warehouse/{job}/input/day={r.day}", f"/warehouse/{job}/output/day={r.day}"
         end = r.submit_s + r.makespan_s
-        read_at = max(r.day * DAY_S + consumer_s + float(rng.uniform(0.0, 60.0)), end + 1.0)
+        read_at = max(r.period_start + consumer_s + float(rng.uniform(0.0, 60.0)), end + 1.0)
         acc += [FileAccess(r.submit_s - 1.0, Access.WRITE, inp, None, "upstream", "create"),
                 FileAccess(r.submit_s, Access.READ, inp, r.run_id, r.run_id, "open"),
                 FileAccess(end, Access.WRITE, out, r.run_id, r.run_id, "rename"),
@@ -134,12 +141,17 @@ def fit_job(job: RecurringJob, train: list[TrueRun], consumer_s: float, alpha: f
         return Fitted(job.name, slo, None, f"SLO: {slo.reason}")
     c = job.container
     params = SkylineParams(alpha=alpha, memory_quantum_mb=c.memory_mb, vcores_quantum=c.vcores)
+    first, last = window_steps(slo.earliest_start_s, slo.deadline_s, STEP_S)
     try:
-        sky = fit_skyline([RunSkyline(r.run_id, STEP_S, r.usage * c.memory_mb, r.usage * c.vcores) for r in train], params)
+        sky = fit_in_window([RunSkyline(r.run_id, STEP_S, r.usage * c.memory_mb, r.usage * c.vcores) for r in train],
+                            max(0, last - first + 1), params)
     except SkylineFitError as exc:
         return Fitted(job.name, slo, None, f"skyline: {exc}")
+    if sky.model is None:
+        return Fitted(job.name, slo, None, f"skyline: {sky.why}")
     terms = Terms(slo.period_s, slo.earliest_start_s, slo.deadline_s, slo.grid_origin_s, STEP_S,
-                  tuple(int(x) for x in sky.memory_mb), tuple(int(x) for x in sky.vcores), slo.problematic)
+                  tuple(int(x) for x in sky.model.memory_mb), tuple(int(x) for x in sky.model.vcores), slo.problematic,
+                  sky.longer, max(r.makespan_s for r in train))
     return Fitted(job.name, slo, terms, "")
 
 
