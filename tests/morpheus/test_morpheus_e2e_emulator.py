@@ -46,6 +46,17 @@ def run_in_window(rig: Rig) -> tuple[str, str]:
     return res["reservation_id"], app.app_id
 
 
+def job_app_in_window(rig: Rig, workers: int, duration_s: float) -> tuple[str, str]:
+    """Wait for the next window, submit a distributed shell NAMED as the job (apps are matched to
+    its reservation by name) into the job's reservation; (reservation id, app id)."""
+    rig.step(2)
+    rig.until(window_start(rig.cluster.clock.now()) + 1)
+    rid = rig.admin(f"/v1/morpheus/slo?job={JOB.name}")["reservation"]["reservation_id"]
+    app = rig.cluster.work.distributed_shell(workers, Resources(1024, 1), duration_s=duration_s,
+                                             name=f"{JOB.name}-20261124T1001", reservation_id=rid)
+    return rid, app.app_id
+
+
 def queue_capacity(rig: Rig, rid: str) -> tuple[float, int]:
     """(capacity %, effective min memory MB) of the reservation's queue, as /scheduler shows it."""
     from rm_client.wire.scheduler import iter_queues
@@ -105,12 +116,7 @@ def test_recurring_mode_shows_the_336_defect_in_the_second_period(rig: Rig) -> N
 @pytest.mark.parametrize("rig", ["one_off"], indirect=True)
 def test_dra_grows_the_open_reservation_for_a_job_asking_for_more(rig: Rig) -> None:
     c = rig.cluster
-    rig.step(2)
-    arrival = window_start(c.clock.now())
-    rig.until(arrival + 1)
-    rid = rig.admin(f"/v1/morpheus/slo?job={JOB.name}")["reservation"]["reservation_id"]
-    app = c.work.distributed_shell(8, Resources(1024, 1), duration_s=150.0, name=f"{JOB.name}-20261124T1001",
-                                   reservation_id=rid)  # the job's name: its runs are matched to it by name
+    rid, app_id = job_app_in_window(rig, 8, 150.0)
     rig.step(25)  # AM + workers ask for 9 containers > the 3 reserved: DRA grants min(9, ρ·3 = 6) for a minute
     grants = rig.admin("/v1/morpheus/reservations")["grants"]
     assert grants and grants[0]["level"] == 6 and grants[0]["fate"] == "sent", grants
@@ -119,7 +125,7 @@ def test_dra_grows_the_open_reservation_for_a_job_asking_for_more(rig: Rig) -> N
     assert max(r.num_containers for r in listed.definition.requests) == 6, "the RM holds the grant"
     rig.step(6)  # the update's nudge: the queue's capacity follows
     assert queue_capacity(rig, rid)[1] == 6144
-    got = c.client.get_app(app.app_id)
+    got = c.client.get_app(app_id)
     assert 6 <= got.running_containers <= 7, "up to the grant (+ one container: the CapacityScheduler's user limit)"
 
 
@@ -150,12 +156,7 @@ def test_an_app_still_running_when_its_reservation_ends_goes_back_to_its_own_que
     the loop moves ours on to the job's own queue (root.etl), where its static share is, with
     its containers (decisions/static_fallback.py; PUT /apps/{id}/queue)."""
     c = rig.cluster
-    rig.step(2)
-    arrival = window_start(c.clock.now())
-    rig.until(arrival + 1)
-    rid = rig.admin(f"/v1/morpheus/slo?job={JOB.name}")["reservation"]["reservation_id"]
-    app_id = c.work.distributed_shell(2, Resources(1024, 1), duration_s=400.0, name=f"{JOB.name}-20261124T1001",
-                                      reservation_id=rid).app_id  # named as the job: matched to it by name
+    rid, app_id = job_app_in_window(rig, 2, 400.0)
     (rec,) = [r for r in rig.admin("/v1/morpheus/reservations")["reservations"] if r["reservation_id"] == rid]
     rig.until(rec["deadline_ms"] / 1000 + 3)
     assert c.client.get_app(app_id).queue == "root.default", "the RM moved it to the plan's default queue"
