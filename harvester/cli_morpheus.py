@@ -27,6 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                               "the p95 baseline's largest peak, e.g. 0.1,0.2,0.3,0.5,1 (default: none)")
     p.add_argument("--policies", default=None, help="reservation policies, comma-separated (default: morpheus,"
                                                     "morpheus+dra,greedy,greedy+dra)")
+    p.add_argument("--early-start", default=None, help="ablation: when a run starts at once on its static share "
+                                                       "before its window, comma-separated of cannot-hold, "
+                                                       "over-before-window, or none (default: both)")
     add_number_list(p, "--alphas", float, help="skyline LP α values (default 0.001,0.01,0.1,0.5)")
     add_number_list(p, "--seeds", int, help="seeds (default 1,2,3)")
     p.add_argument("--min-days", type=int, default=None, help="periods with a run for a job to count (default: 6 days, "
@@ -61,6 +64,8 @@ def command_line(args: argparse.Namespace) -> str:
         parts.append("--sweep " + ",".join(f"{x:g}" for x in args.sweep))
     if args.policies:
         parts.append(f"--policies {args.policies}")
+    if args.early_start:
+        parts.append(f"--early-start {args.early_start}")
     if args.alphas:
         parts.append("--alphas " + ",".join(f"{x:g}" for x in args.alphas))
     if args.seeds:
@@ -80,6 +85,7 @@ def command_line(args: argparse.Namespace) -> str:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from harvester.decisions.static_fallback import EARLY_START
     from harvester.sim.morpheus.evaluate import RESERVING, EvalPlan, run_plan
     from harvester.sim.morpheus.report import write_report
     from harvester.sim.morpheus.workload import WORKLOADS
@@ -92,15 +98,19 @@ def run_command(args: argparse.Namespace) -> int:
     alphas = args.alphas or EvalPlan.alphas
     slack = args.slack or EvalPlan.slack
     policies = tuple(p.strip() for p in args.policies.split(",")) if args.policies else EvalPlan.policies
+    early = EvalPlan.early_start if args.early_start is None else \
+        tuple(x.strip() for x in args.early_start.split(",") if x.strip() not in ("", "none"))
     if not alphas or any(not 0 <= a <= 1 for a in alphas) or (args.min_days is not None and args.min_days < 2) \
             or not 0 < args.tick <= 60 or 60 % args.tick or len(slack) != 2 or not 0 <= slack[0] <= slack[1] \
-            or any(f <= 0 for f in args.sweep or ()) or not policies or any(p not in RESERVING for p in policies):
+            or any(f <= 0 for f in args.sweep or ()) or not policies or any(p not in RESERVING for p in policies) \
+            or any(x not in EARLY_START for x in early):
         print("harvester: --alphas in [0, 1], --min-days >= 2, --tick in (0, 60] dividing 60, --slack LO,HI with "
-              f"0 <= LO <= HI, --sweep fractions > 0, --policies of {', '.join(RESERVING)}", file=sys.stderr)
+              f"0 <= LO <= HI, --sweep fractions > 0, --policies of {', '.join(RESERVING)}, --early-start of "
+              f"{', '.join(EARLY_START)} or none", file=sys.stderr)
         return 2
     plan = EvalPlan(traces_dir=args.traces, alphas=tuple(alphas), seeds=tuple(args.seeds or EvalPlan.seeds),
                     min_days=args.min_days, tick_s=args.tick, slack=(slack[0], slack[1]), jobs=tuple(args.job or ()),
-                    workload=args.workload, sweep=tuple(args.sweep or ()), policies=policies)
+                    workload=args.workload, sweep=tuple(args.sweep or ()), policies=policies, early_start=early)
     try:
         results = run_plan(plan, args.processes, progress=not args.quiet)
     except (TraceError, ValueError) as exc:

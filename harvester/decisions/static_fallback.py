@@ -80,27 +80,37 @@ class RunShare:
     why: str
 
 
-def start_at_once(spec: ReservationSpec, now_ms: int, deadline_ms: int, longest_ms: int) -> bool:
+#: The two reasons a run starts at once (`start_at_once`); the evaluation can turn each off.
+EARLY_START = ("cannot-hold", "over-before-window")
+
+
+def start_at_once(spec: ReservationSpec, now_ms: int, deadline_ms: int, longest_ms: int,
+                  rules: Sequence[str] = EARLY_START, static_level: int | None = None) -> bool:
     """Whether a run that can start at `now_ms`, before its reservation opens, starts on its
     static share at once instead of waiting, judged by the longest run the job had (`longest_ms`;
-    0: unknown, then it waits): when such a run, started now, would meet the deadline, and
-    either started when the reservation opens would not (the reservation cannot hold it), or
-    would be over before the reservation even opens (waiting only delays it). That period's
-    reservation is then released."""
+    0: unknown, then it waits): when such a run, started now, would meet the deadline, and either
+    started when the reservation opens would not ("cannot-hold": the reservation cannot hold it)
+    or would be over before the reservation even opens ("over-before-window": waiting only
+    delays it) — and its static share (`static_level`, when given) is at least the reservation's
+    largest allocation: on fewer containers the run would be slower than the duration judged by.
+    That period's reservation is then released."""
     if longest_ms <= 0 or now_ms >= spec.arrival_ms or now_ms + longest_ms > deadline_ms:
         return False
-    return spec.arrival_ms + longest_ms > deadline_ms or now_ms + longest_ms <= spec.arrival_ms
+    if static_level is not None and static_level < max((s.containers for s in spec.stages), default=0):
+        return False  # the longest run's duration holds only on at least the parallelism it was planned with
+    return ("cannot-hold" in rules and spec.arrival_ms + longest_ms > deadline_ms) or \
+        ("over-before-window" in rules and now_ms + longest_ms <= spec.arrival_ms)
 
 
 def run_share(spec: ReservationSpec | None, now_ms: int, static_level: int, started: bool,
-              deadline_ms: int | None = None, longest_ms: int = 0) -> RunShare:
+              deadline_ms: int | None = None, longest_ms: int = 0, early: Sequence[str] = EARLY_START) -> RunShare:
     """The share of a run at `now_ms` (module docstring): `spec` is its reservation as the RM
     holds it now (DRA's grants and stretch included; None: the job is STATIC), `started`
     whether the run has begun, `deadline_ms` its period's d_j and `longest_ms` the job's
-    longest training run (`start_at_once`)."""
+    longest training run (`start_at_once` with the `early` rules)."""
     if spec is None:
         return RunShare(Service.STATIC, static_level, "no reservation: its static share")
-    if not started and deadline_ms is not None and start_at_once(spec, now_ms, deadline_ms, longest_ms):
+    if not started and deadline_ms is not None and start_at_once(spec, now_ms, deadline_ms, longest_ms, early, static_level):
         return RunShare(Service.STATIC, static_level, (
             f"it can start {(spec.arrival_ms - now_ms) / 1000:.0f}s before its reservation opens, and its longest "
             f"past run ({longest_ms / 1000:.0f}s) started now would meet d_j where waiting would not, or would end "

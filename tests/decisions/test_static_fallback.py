@@ -59,6 +59,15 @@ def test_a_run_that_can_start_before_its_window(now_s: float, deadline_s: float,
     assert (share.service is Service.STATIC) is at_once
 
 
+def test_each_reason_to_start_at_once_can_be_turned_off() -> None:
+    over_before, cannot_hold = (100_000, 900_000, 250_000), (500_000, 800_000, 250_000)
+    assert not start_at_once(SPEC, *over_before, rules=("cannot-hold",)) and start_at_once(SPEC, *cannot_hold, rules=("cannot-hold",))
+    assert start_at_once(SPEC, *over_before, rules=("over-before-window",))
+    assert not start_at_once(SPEC, *cannot_hold, rules=("over-before-window",)) and not start_at_once(SPEC, *over_before, rules=())
+    assert start_at_once(SPEC, *over_before, static_level=4) and not start_at_once(SPEC, *over_before, static_level=3), \
+        "on less than the reservation's 4 containers the run would be slower than the longest run judged by"
+
+
 def demand(*apps: tuple[str, str, float]) -> dict[str, JobDemand]:
     one = tuple(AppDemand(a, q, t, Resources(1024, 1), Resources(0, 0)) for a, q, t in apps)
     return {"etl": JobDemand("etl", tuple(a for a, _, _ in apps), Resources(1024, 1), Resources(0, 0), one)}

@@ -86,6 +86,17 @@ def test_fit_job_infers_the_window_and_fits_the_identical_runs_exactly() -> None
     assert p95_peak(runs) == 4
 
 
+def test_a_run_no_poll_saw_is_left_out_of_the_skyline_as_live() -> None:
+    """A 5-s run ends before the first poll (10 s after its submission): its polled skyline is
+    empty. The live refit leaves such runs out; before, the simulator passed it to the LP, which
+    refused the whole fold ("runs with no memory_mb in use cannot be fitted") and the job got no
+    skyline at all (the Alibaba 2017 hourly jobs lost 160 folds so)."""
+    runs = [a_run(d, 1000.0 + 10 * d) for d in range(5)] + [a_run(5, 1050.0, n=1, secs=5.0)]
+    assert not runs[-1].usage.any()
+    f = fit_job(recurring(), runs, 5000.0, 0.01, seed=1)
+    assert f.terms is not None and f.terms.vcores == (4, 4), f.why
+
+
 def test_a_consumer_before_the_inputs_arrive_gives_no_reservation() -> None:
     runs = [a_run(d, 1000.0) for d in range(6)]
     f = fit_job(recurring(), runs, 500.0, 0.01, seed=1)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harvester.decisions.reservation_packing import Agent, greedy, lowcost
+from harvester.decisions.static_fallback import EARLY_START
 from harvester.domain import Resources
 from harvester.observability.progress import Progress
 from harvester.sim.morpheus.history import Fitted, consumer_time, fit_job, job_slack, p95_peak, static_levels, true_run
@@ -55,6 +56,7 @@ class EvalPlan:
     workload: str = "alibaba-2018"      # workload.WORKLOADS
     sweep: tuple[float, ...] = ()       # plan capacities for the Fig. 10a sweep, × the p95 baseline's largest peak
     policies: tuple[str, ...] = ("morpheus", "morpheus+dra", "greedy", "greedy+dra")
+    early_start: tuple[str, ...] = EARLY_START   # decisions/static_fallback.start_at_once's rules (an ablation)
 
     @property
     def main_alpha(self) -> float:
@@ -145,7 +147,8 @@ def run_seed(plan: EvalPlan, seed: int, jobs: Sequence[RecurringJob] | None = No
         p_s = period[jd[0].job.name]
         for pol in plan.policies:
             agent, dra = RESERVING[pol]
-            res = morpheus_day(jd, day, capacity, dra=dra, tick_s=plan.tick_s, agent=agent, period_s=p_s)
+            res = morpheus_day(jd, day, capacity, dra=dra, tick_s=plan.tick_s, agent=agent, period_s=p_s,
+                               early=plan.early_start)
             # the p95 baseline's peak over the jobs this plan reserved: footprints on the same jobs
             held = tuple(sorted(o.job for o in res.outcomes if o.note != NO_RESERVATION))
             if (day, held) not in same:
@@ -158,7 +161,8 @@ def run_seed(plan: EvalPlan, seed: int, jobs: Sequence[RecurringJob] | None = No
             cap = Resources(max(1, int(f * p95_mem)), max(1, int(f * p95_vc)))
             for pol in SWEPT:
                 agent, dra = RESERVING[pol]
-                res = morpheus_day(jd, day, cap, dra=dra, tick_s=plan.tick_s, agent=agent, period_s=p_s)
+                res = morpheus_day(jd, day, cap, dra=dra, tick_s=plan.tick_s, agent=agent, period_s=p_s,
+                                   early=plan.early_start)
                 out.sweep.append({"seed": seed, "day": day, "policy": pol, "alpha": a, "capacity_factor": f,
                                   "capacity": [cap.memory_mb, cap.vcores], "runs": len(res.outcomes),
                                   "missed": sorted(o.job for o in res.outcomes if not o.met),

@@ -12,7 +12,8 @@ import numpy as np
 from harvester.sim.morpheus.results import RESERVED_LATE, label, main_alpha, rows_of, sweep_summary
 from harvester.sim.morpheus.runner import CUT, EARLY, LATE_INPUT, NO_RESERVATION
 
-HOW = (RESERVED_LATE, NO_RESERVATION, EARLY, LATE_INPUT, CUT)
+STATIC_LATE = "static baseline, finished after d_j"
+HOW = (STATIC_LATE, RESERVED_LATE, NO_RESERVATION, EARLY, LATE_INPUT, CUT)
 FAMILY = {"user": ("s", "tab:red"), "p95": ("D", "tab:green"), "morpheus": ("o", "tab:blue"),
           "morpheus+dra": ("^", "tab:purple"), "greedy": ("v", "tab:gray"), "greedy+dra": ("<", "tab:orange")}
 
@@ -49,7 +50,8 @@ def figure(doc: dict[str, Any], path: Path) -> None:
     bottom = np.zeros(len(names))
     for how in HOW:
         n = np.array([sum(1 for r in rows if label(r["policy"], r["alpha"]) == nm and not r["met"]
-                          and (r["note"] or HOW[0]) == how) for nm in names], dtype=float)
+                          and (r["note"] or (STATIC_LATE if r["policy"] in ("user", "p95") else RESERVED_LATE)) == how)
+                      for nm in names], dtype=float)
         ax2.bar(range(len(names)), n, bottom=bottom, label=how)
         bottom += n
     ax2.set_xticks(range(len(names)), [n.replace("[", "\n[") for n in names], fontsize=7)

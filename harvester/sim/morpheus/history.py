@@ -142,8 +142,13 @@ def fit_job(job: RecurringJob, train: list[TrueRun], consumer_s: float, alpha: f
     c = job.container
     params = SkylineParams(alpha=alpha, memory_quantum_mb=c.memory_mb, vcores_quantum=c.vcores)
     first, last = window_steps(slo.earliest_start_s, slo.deadline_s, STEP_S)
+    # as the live refit: a run no poll saw running (shorter than the poll interval) has no skyline
+    seen = [r for r in train if r.usage.any()]
+    if len(seen) < params.min_runs:
+        return Fitted(job.name, slo, None, f"skyline: {len(seen)} of {len(train)} runs have a usable polled skyline "
+                                           f"(need {params.min_runs})")
     try:
-        sky = fit_in_window([RunSkyline(r.run_id, STEP_S, r.usage * c.memory_mb, r.usage * c.vcores) for r in train],
+        sky = fit_in_window([RunSkyline(r.run_id, STEP_S, r.usage * c.memory_mb, r.usage * c.vcores) for r in seen],
                             max(0, last - first + 1), params)
     except SkylineFitError as exc:
         return Fitted(job.name, slo, None, f"skyline: {exc}")

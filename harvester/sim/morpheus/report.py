@@ -104,7 +104,8 @@ def notes_table(rows: Sequence[dict[str, Any]]) -> str:
     static_met = _static_met(rows)
     for r in rows:
         if not r["met"]:
-            c = count[(label(r["policy"], r["alpha"]), r["note"] or RESERVED_LATE)]
+            c = count[(label(r["policy"], r["alpha"]),
+                       r["note"] or ("finished after d_j" if r["policy"] in ("user", "p95") else RESERVED_LATE))]
             c[0] += 1
             c[1] += 1 if static_met.get((r["seed"], r["day"], r["job"])) else 0
     head = "| policy | how the run was served, and missed | runs | of which both static baselines met |\n|---|---|---|---|\n"
@@ -138,12 +139,13 @@ def sweep_table(sweep: Sequence[dict[str, Any]], static_misses: dict[str, int]) 
             "| footprint (Σ daily peak vcores) vs p95 |\n|---|---|---|---|---|\n")
     body = "\n".join(f"| {r['policy']} | {r['capacity_factor']:g} | {r['missed']:.0f}/{r['runs']:.0f} | "
                      f"{r['static_runs']:.0f} ({r['unreserved']:.0f}) | {_r(r['footprint_vs_p95'])} |" for r in rows)
-    bar = min(static_misses.values()) if static_misses else 0
-    best = [f"{p}: " + next((f"{r['capacity_factor']:g} (footprint {_r(r['footprint_vs_p95'])} of p95's)"
-                             for r in rows if r["policy"] == p and r["missed"] <= bar), "none swept")
-            for p in SWEPT]
-    return (head + body + f"\n\nSmallest plan capacity missing no more than the static baselines ({bar}): "
-            + "; ".join(best) + ".\n")
+    lines = []
+    for base, bar in sorted(static_misses.items()):
+        best = [f"{p}: " + next((f"{r['capacity_factor']:g} (footprint {_r(r['footprint_vs_p95'])} of p95's)"
+                                 for r in rows if r["policy"] == p and r["missed"] <= bar), "none swept")
+                for p in SWEPT]
+        lines.append(f"Smallest plan capacity missing no more than {base} static ({bar}): " + "; ".join(best) + ".")
+    return head + body + "\n\n" + "\n".join(lines) + "\n"
 
 
 def merge(results: Sequence[SeedResult]) -> dict[str, list[dict[str, Any]]]:

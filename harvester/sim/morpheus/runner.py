@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 
@@ -42,7 +43,7 @@ from harvester.decisions.reservation_packing import Agent, lowcost, place
 from harvester.decisions.reservation_plan import MEM, VC, Placement, Plan, PlanError, empty_plan
 from harvester.decisions.reservation_reconcile import fold
 from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, request_for
-from harvester.decisions.static_fallback import Service, run_share
+from harvester.decisions.static_fallback import EARLY_START, Service, run_share
 from harvester.domain import Resources
 from harvester.lifecycle import Lifecycle
 from harvester.models.job_sim import DagRun
@@ -184,9 +185,10 @@ def _static(lv: _Live, t: float, note: str, holds: list[_Hold]) -> None:
 
 
 def morpheus_day(jobs: list[JobDay], day: int, capacity: Resources, *, dra: bool, tick_s: float = 20.0,
-                 dra_params: DraParams = DraParams(), agent: Agent = lowcost, period_s: float = DAY_S) -> DayResult:
+                 dra_params: DraParams = DraParams(), agent: Agent = lowcost, period_s: float = DAY_S,
+                 early: Sequence[str] = EARLY_START) -> DayResult:
     """The period under Morpheus' reservations, with or without DRA, never worse than static
-    (module docstring)."""
+    (module docstring); `early`: the reasons a run starts at once before its window (an ablation)."""
     plan, records, why_not = plan_day(jobs, day, capacity, agent, period_s)
     base = plan.load.copy()
     live = {jd.job.name: _Live(jd) for jd in jobs}
@@ -225,12 +227,12 @@ def morpheus_day(jobs: list[JobDay], day: int, capacity: Resources, *, dra: bool
                 continue
             longest = 0 if lv.jd.terms is None else int(lv.jd.terms.longest_run_s * 1000)
             share = run_share(records[name].spec, max(t_ms, int(lv.jd.run.submit_s * 1000)), lv.jd.static_level,
-                              lv.run is not None, int(lv.jd.deadline_s * 1000), longest)
+                              lv.run is not None, int(lv.jd.deadline_s * 1000), longest, early)
             if share.service is Service.STATIC:
                 late = t_ms >= records[name].spec.deadline_ms
-                early = lv.run is None and not late
+                at_once = lv.run is None and not late
                 _static(lv, t, CUT if lv.run is not None else LATE_INPUT if late else EARLY, holds)
-                if early:  # started on its static share before its window: the period's reservation is released
+                if at_once:  # started on its static share before its window: the period's reservation is released
                     _add(base, _instance(records[name], plan), plan.lcm_steps, -1)
                     released.add(name)
             elif share.containers < 1:
