@@ -89,6 +89,9 @@ def render_show(j: dict[str, Any]) -> str:
         lines.insert(-1, f"  reserved as: {j['fitted_as']}")
     served = j.get("service")
     lines.insert(-1, "  service: " + (served["why"] if served else "not decided yet (the reservation loop has not run)"))
+    if j.get("start_at_once_until") is not None:
+        lines.insert(-1, f"  early start: a run whose input is ready by {_when(j['start_at_once_until'])} UTC starts at once "
+                         "in its own queue (its static share) instead of waiting for this reservation")
     lines += [f"    {_when(h['at'])}  {h['state']:<10} {h['reason']}" for h in c.get("history", [])]
     p = j.get("placement")
     lines.append(f"  plan: {p['reason']} (terms: {p['terms_from']})" if p else f"  plan: not placed: {j['plan_reason']}")

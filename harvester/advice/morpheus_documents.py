@@ -22,6 +22,7 @@ from typing import Any
 from harvester.board.morpheus import JobModel, MorpheusModel, PlannedEntry, ReservationsView
 from harvester.decisions.reservation_actions import ReservationSpec
 from harvester.decisions.reservation_lifecycle import ManagedReservation
+from harvester.decisions.static_fallback import start_by
 from harvester.models.skyline_formats import to_estimator_json
 from harvester.models.slo_contract import ContractState, SloContract, Terms, effective_terms, fit_note, fit_warning
 from harvester.models.slo_inference import JobSlo
@@ -97,7 +98,19 @@ def slo_row(j: JobModel, contract: SloContract | None, view: ReservationsView, n
         "fitted_as": terms_note(j, contract) or None,
         "reservation": None if current is None else record_doc(current, history=False),
         "service": service_doc(view, j.job),
+        "start_at_once_until": start_until(planned, current),
     }
+
+
+def start_until(planned: PlannedEntry | None, current: ManagedReservation | None) -> float | None:
+    """For the job's scheduler: until when (epoch s) a run whose input is ready before its current
+    or next reservation opens starts at once in its own queue instead of waiting for it
+    (decisions/static_fallback.start_by, from the job's longest past run); None: it waits."""
+    if planned is None or current is None or current.spec.recurrence_ms:
+        return None
+    t = planned.terms
+    by = start_by(current.spec, current.period_start_ms + int(t.deadline_s * 1000), int(t.longest_run_s * 1000))
+    return None if by is None or by < current.period_start_ms else by / 1000.0  # before the period: no run can
 
 
 def service_doc(view: ReservationsView, job: str) -> dict[str, Any] | None:

@@ -84,6 +84,20 @@ class RunShare:
 EARLY_START = ("cannot-hold", "over-before-window")
 
 
+def start_by(spec: ReservationSpec, deadline_ms: int, longest_ms: int, rules: Sequence[str] = EARLY_START) -> int | None:
+    """The latest instant (epoch ms) a run of this reservation's period may start at once on its
+    static share (`start_at_once`), None when never: d_j − longest when the reservation cannot
+    hold the longest run ("cannot-hold"), the window's opening − longest ("over-before-window")."""
+    if longest_ms <= 0:
+        return None
+    cuts = []
+    if "cannot-hold" in rules and spec.arrival_ms + longest_ms > deadline_ms:
+        cuts.append(deadline_ms - longest_ms)
+    if "over-before-window" in rules:
+        cuts.append(min(spec.arrival_ms, deadline_ms) - longest_ms)
+    return max(cuts) if cuts else None
+
+
 def start_at_once(spec: ReservationSpec, now_ms: int, deadline_ms: int, longest_ms: int,
                   rules: Sequence[str] = EARLY_START, static_level: int | None = None) -> bool:
     """Whether a run that can start at `now_ms`, before its reservation opens, starts on its
@@ -91,15 +105,15 @@ def start_at_once(spec: ReservationSpec, now_ms: int, deadline_ms: int, longest_
     0: unknown, then it waits): when such a run, started now, would meet the deadline, and either
     started when the reservation opens would not ("cannot-hold": the reservation cannot hold it)
     or would be over before the reservation even opens ("over-before-window": waiting only
-    delays it) — and its static share (`static_level`, when given) is at least the reservation's
-    largest allocation: on fewer containers the run would be slower than the duration judged by.
-    That period's reservation is then released."""
-    if longest_ms <= 0 or now_ms >= spec.arrival_ms or now_ms + longest_ms > deadline_ms:
+    delays it) — i.e. by `start_by` — and its static share (`static_level`, when given) is at
+    least the reservation's largest allocation: on fewer containers the run would be slower than
+    the duration judged by. That period's reservation is then released."""
+    if now_ms >= spec.arrival_ms:
         return False
     if static_level is not None and static_level < max((s.containers for s in spec.stages), default=0):
-        return False  # the longest run's duration holds only on at least the parallelism it was planned with
-    return ("cannot-hold" in rules and spec.arrival_ms + longest_ms > deadline_ms) or \
-        ("over-before-window" in rules and now_ms + longest_ms <= spec.arrival_ms)
+        return False
+    by = start_by(spec, deadline_ms, longest_ms, rules)
+    return by is not None and now_ms <= by
 
 
 def run_share(spec: ReservationSpec | None, now_ms: int, static_level: int, started: bool,

@@ -10,7 +10,9 @@ import pytest
 from harvester.decisions.reprovisioning import AppDemand, JobDemand
 from harvester.decisions.reservation_actions import spec_from_steps
 from harvester.decisions.reservation_lifecycle import ReservationState, new_record
-from harvester.decisions.static_fallback import Service, fallback_moves, home_queue, job_service, run_share, start_at_once
+from harvester.decisions.static_fallback import (
+    Service, fallback_moves, home_queue, job_service, run_share, start_at_once, start_by,
+)
 from harvester.domain import Resources
 from harvester.models.job_history import JobRun
 
@@ -57,6 +59,17 @@ def test_a_run_that_can_start_before_its_window(now_s: float, deadline_s: float,
     assert start_at_once(SPEC, int(now_s * 1000), int(deadline_s * 1000), int(longest_s * 1000)) is at_once
     share = run_share(SPEC, int(now_s * 1000), 9, False, int(deadline_s * 1000), int(longest_s * 1000))
     assert (share.service is Service.STATIC) is at_once
+
+
+@pytest.mark.parametrize(("deadline_s", "longest_s", "until_s"), [
+    (900.0, 250.0, 350.0),     # the reservation (600 s) holds the longest run: only if over before it opens
+    (800.0, 250.0, 550.0),     # it cannot (850 > 800): whenever starting now meets d_j
+    (900.0, 0.0, None),        # no history: never
+])
+def test_until_when_a_run_starts_at_once(deadline_s: float, longest_s: float, until_s: float | None) -> None:
+    by = start_by(SPEC, int(deadline_s * 1000), int(longest_s * 1000))
+    assert by == (None if until_s is None else int(until_s * 1000))
+    assert start_by(SPEC, 800_000, 250_000, rules=()) is None
 
 
 def test_each_reason_to_start_at_once_can_be_turned_off() -> None:
