@@ -13,11 +13,12 @@
 - Provenance (no trace has any, ../shared/traces/README.md; the pattern is that of the recorded
   pipeline, fixtures hdfs-3.3.6/provenance-recurring): an upstream writes the day's input 1 s
   before the submission (the trace's submit time is T_inAvail), the run reads it and writes its
-  output at its end, and a downstream consumer reads the output at a fixed time of day c_j plus
-  U(0, 60) s, or 1 s after the output appears when it is later. c_j = the 95th percentile of
-  the history's ends (time of day: the consumer is scheduled after the output is usually
-  there) + `slack` × the median duration, slack ~ U(0.25, 3) per job: §9.1 Fig. 9a says about
-  70 % of jobs have slack to run twice before their deadline (P(slack >= 1) = 0.73 here).
+  output at its end, and a downstream consumer reads the output at a fixed time of its period
+  c_j plus U(0, 60) s, or 1 s after the output appears when it is later. c_j = the 95th
+  percentile of the history's ends (within the period: the consumer is scheduled after the
+  output is usually there) + `slack` × the median duration, slack ~ U(0.25, 3) per job: §9.1
+  Fig. 9a says about 70 % of jobs have slack to run twice before their deadline (P(slack >= 1) =
+  0.73 here). A run's `day` is the index of its period (a day, or an hour for hourly jobs).
   These events go through the SAME §4 inference as live (build_graph, fit_slo).
 """
 
