@@ -34,6 +34,13 @@
    wall seconds of the two calls, median over --repeats. Target: under 3 s (the real Estimator
    took 103 s at 10 × 288 and fails at 30 × 1,440: the issue's measurement, not re-run here).
    `--estimator-only` measures just this and keeps the other figures.
+7. The evaluation's headline (docs/evaluation/morpheus.md): `eval_misses_morpheus_dra`,
+   `eval_misses_user_static`, `eval_misses_p95_static` (worst-case SLO misses over the same runs)
+   and `eval_peak_vs_p95` (Morpheus + DRA's daily peak vcores / the p95 static baseline's, Σ over
+   the (seed, day)s), at α = 0.01. The evaluation takes minutes, so they are READ from its
+   results file (docs/evaluation/morpheus-results.json, `--eval-results`), with the command that
+   produced it recorded beside them (`eval_command`), not re-run here. Targets: misses no more
+   than either static baseline's, peak at most 0.5. `--eval-only` refreshes just these.
 """
 
 from __future__ import annotations
@@ -317,6 +324,9 @@ def main() -> None:
                     help="measure e2e_900_seconds only; keep the other figures of bench/results/morpheus.json")
     ap.add_argument("--estimator-only", action="store_true",
                     help="measure estimator_api_30x1440_seconds only; keep the other figures")
+    ap.add_argument("--eval-only", action="store_true",
+                    help="read the evaluation's figures only; keep the other figures of bench/results/morpheus.json")
+    ap.add_argument("--eval-results", type=Path, default=EVAL_RESULTS, help="the evaluation's results file")
     args = ap.parse_args()
     if args.child_lp:
         child_lp(*args.child_lp)
@@ -327,6 +337,9 @@ def main() -> None:
         return
     if args.estimator_only:
         estimator_only(out, args.repeats)
+        return
+    if args.eval_only:
+        eval_only(out, args.eval_results)
         return
     big, small = bench_lp(30, 1440, args.repeats), bench_lp(10, 288, args.repeats)
     figures: dict = {
@@ -343,9 +356,11 @@ def main() -> None:
     figures.update(bench_cpsat(args.cpsat_instances))
     figures.update(measure_e2e())
     figures.update(bench_estimator_api(args.repeats))
+    evaluation = eval_figures(args.eval_results)
+    figures.update({k: v for k, v in evaluation.items() if k != "eval_command"})
     targets = {"skyline_lp_30x1440_seconds": 2.0, "skyline_lp_30x1440_peak_rss_mb": 500.0,
                "skyline_lp_10x288_seconds": ESTIMATOR_10X288_S / 100, "lowcost_place_p50_ms_1000_plan": 5.0,
-               "e2e_900_seconds": 10.0, "estimator_api_30x1440_seconds": 3.0}
+               "e2e_900_seconds": 10.0, "estimator_api_30x1440_seconds": 3.0, **EVAL_TARGETS}
     flat = {
         "skyline_lp_30x1440_seconds": figures["skyline_lp_30x1440_seconds"],
         "skyline_lp_30x1440_peak_rss_mb": figures["skyline_lp_30x1440_peak_rss_mb"],
@@ -358,6 +373,7 @@ def main() -> None:
         "lowcost_peak_load": figures["lowcost_roomy_peak_load"],
         "greedy_peak_load": figures["greedy_roomy_peak_load"],
         "cpsat_competitive_ratio": figures["cpsat_competitive_ratio"],
+        **{k: evaluation[k] for k in EVAL_KEYS},
     }
     notes = {
         "e2e_900_seconds": E2E_NOTE,
@@ -367,6 +383,7 @@ def main() -> None:
         "skyline_lp_30x1440_peak_rss_mb": "ru_maxrss of a fresh process (Python, numpy, HiGHS and the fit)",
         "cpu": "*_cpu_* figures are process CPU time: on a shared machine wall time includes waiting for a core",
         "estimator_api_30x1440_seconds": ESTIMATOR_NOTE,
+        **eval_notes(evaluation),
     }
     result = {"name": "morpheus", "command": "python bench/morpheus.py " + " ".join(sys.argv[1:]),
               "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
@@ -407,6 +424,42 @@ def update_results(out: Path, figures: dict, headline: str, note: str, commands:
     result["notes"][headline] = note
     result["notes"].update(commands)
     result["machine"] = {"cores": os.cpu_count(), "python": platform.python_version()}
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    show(figures, result["targets"], out)
+
+
+EVAL_RESULTS = ROOT / "docs" / "evaluation" / "morpheus-results.json"
+EVAL_KEYS = ("eval_misses_morpheus_dra", "eval_misses_user_static", "eval_misses_p95_static", "eval_peak_vs_p95")
+EVAL_TARGETS = {"eval_peak_vs_p95": 0.5}
+
+
+def eval_figures(path: Path, alpha: float = 0.01) -> dict:
+    """The evaluation's headline from its results file (module docstring, item 6)."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    s = doc["summary"]
+    dra = s[f"morpheus+dra[α={alpha:g}]"]
+    return {"eval_misses_morpheus_dra": int(dra["violations"]), "eval_misses_user_static": int(s["user"]["violations"]),
+            "eval_misses_p95_static": int(s["p95"]["violations"]), "eval_peak_vs_p95": dra["footprint_vcores_vs_p95"],
+            "eval_runs": int(dra["runs"]), "eval_command": doc["command"]}
+
+
+def eval_notes(e: dict) -> dict:
+    return {"eval": ("read from docs/evaluation/morpheus-results.json (not re-run: minutes), produced by `"
+                     f"{e['eval_command']}`; α = 0.01, {e['eval_runs']} runs; worst-case misses (§9.1); peak = Σ daily "
+                     "peak vcores of morpheus+dra / the p95 static baseline's; targets: misses no more than either "
+                     "static baseline's, peak <= 0.5"),
+            "eval_command": e["eval_command"]}
+
+
+def eval_only(out: Path, results: Path) -> None:
+    """Refresh the evaluation's figures in the existing results, keeping every other figure."""
+    result = json.loads(out.read_text())
+    e = eval_figures(results)
+    figures = {k: v for k, v in e.items() if k != "eval_command"}
+    result["figures"].update(figures)
+    result["targets"].update(EVAL_TARGETS)
+    result.update({k: e[k] for k in EVAL_KEYS})
+    result["notes"].update(eval_notes(e))
     out.write_text(json.dumps(result, indent=2) + "\n")
     show(figures, result["targets"], out)
 

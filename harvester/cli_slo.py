@@ -5,7 +5,8 @@ Talks to the RUNNING sidecar's admin API (advice/morpheus_http.py): `--admin URL
 settings file's `server.admin_listen` (`--config`; none = the embedded default's).
 - `list`: every recurring job of the last refit — its SLO (period, earliest start a_j,
   deadline d_j after the period start) or why it has none, its sign-off state, whether LowCost
-  placed it, and its reservation open now (or its next one: the id jobs submit into); then the
+  placed it, how it is served (SERVICE: reserved, or static: its own queue and static share,
+  and why), and its reservation open now (or its next one: the id jobs submit into); then the
   pipelines found (stages sharing one period, deadlines derived from the last stage's consumer);
 - `show JOB`: the SLO's numbers, its pipeline, and each period's state (on time, late: met the
   end-to-end deadline anyway, missed), the skyline, the placement and its reason, the
@@ -62,20 +63,23 @@ def render_list(doc: dict[str, Any]) -> str:
     rows = []
     for j in doc["jobs"]:
         res = j["reservation"] or {}
+        served = (j.get("service") or {}).get("service") or DASH
         rows.append((j["job"], str(j["runs"]) + (f" ({j['synthesized_runs']} synth.)" if j["synthesized_runs"] else ""),
                      _period(j["period_s"]), _n(j["earliest_s"]), _n(j["deadline_s"]), "yes" if j["actionable"] else "no",
-                     j["contract"]["state"], "yes" if j["planned"] else "no",
+                     j["contract"]["state"], "yes" if j["planned"] else "no", served,
                      res.get("reservation_id") or DASH, res.get("state") or DASH))
     table = Table(("JOB", "RUNS", "PERIOD_S", "EARLIEST_S", "DEADLINE_S", "ACTIONABLE", "SIGN-OFF", "PLANNED",
-                   "RESERVATION", "STATE"), tuple(rows))
+                   "SERVICE", "RESERVATION", "STATE"), tuple(rows))
     lines = [f"SLO model v{doc['model_version']}, fitted {_when(doc['fitted_at'])} UTC", render_table(table)]
     pipelines = {tuple(j["pipeline"]) for j in doc["jobs"] if j.get("pipeline")}
     lines += [f"  pipeline {' → '.join(p)}: one period and phase; each stage's deadline from the last one's"
               for p in sorted(pipelines)]
     lines += [f"  {j['job']}: {j['reason']}" for j in doc["jobs"] if not j["actionable"]]
     lines += [f"  {j['job']}: not planned: {j['plan_reason']}" for j in doc["jobs"]
-              if j["actionable"] and not j["planned"] and j["plan_reason"]]
+              if j["actionable"] and not j["planned"] and j["plan_reason"] and not j.get("service")]
     lines += [f"  {j['job']}: WARNING: {j['warning']}" for j in doc["jobs"] if j.get("warning")]
+    lines += [f"  {j['job']}: {j['service']['why']}" for j in doc["jobs"]
+              if (j.get("service") or {}).get("service") == "static" and j["actionable"]]
     return "\n".join(lines)
 
 
@@ -99,6 +103,13 @@ def render_show(j: dict[str, Any]) -> str:
                         f"consumers of this stage: {', '.join(j.get('consumers') or []) or DASH})")
     if j.get("warning"):
         lines.insert(-1, f"  WARNING: {j['warning']}")
+    if j.get("fitted_as"):
+        lines.insert(-1, f"  reserved as: {j['fitted_as']}")
+    served = j.get("service")
+    lines.insert(-1, "  service: " + (served["why"] if served else "not decided yet (the reservation loop has not run)"))
+    if j.get("start_at_once_until") is not None:
+        lines.insert(-1, f"  early start: a run whose input is ready by {_when(j['start_at_once_until'])} UTC starts at once "
+                         "in its own queue (its static share) instead of waiting for this reservation")
     lines += [f"    {_when(h['at'])}  {h['state']:<10} {h['reason']}" for h in c.get("history", [])]
     p = j.get("placement")
     lines.append(f"  plan: {p['reason']} (terms: {p['terms_from']})" if p else f"  plan: not placed: {j['plan_reason']}")

@@ -129,6 +129,29 @@ class DraSettings(_Section):
     max_extension_s: float = Field(1800.0, ge=0, le=86400, description="A running job's one-off reservation may be stretched this far past its planned end, a grant span at a time, when the plan has room (§7, Fig. 8).")
 
 
+class FallbackSettings(_Section):
+    move_home: bool = Field(True, description="Move an app of a reserved job whose reservation ended with it running (3.3.6 puts it in the plan's default queue) to its job's own queue, where its static share is (decisions/static_fallback.py).")
+    home_queues: dict[str, str] = Field(default_factory=dict, description="A recurring job's own queue (full path); unset: the queue of its last run outside the plan queue, from its history.")
+    static_containers: dict[str, int] = Field(default_factory=dict, description="A recurring job's static share in plan containers (what it holds without Morpheus); DRA may grow its reservation up to it (never worse than static).")
+    settle_s: float = Field(5.0, ge=0, le=600, description="Wait this long after a reservation's end before moving its apps (the RM moves them to the plan's default queue within its 1-s plan step).")
+
+    @field_validator("home_queues")
+    @classmethod
+    def _full_paths(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [q for q in v.values() if not q.startswith("root.") or q.endswith(".")]
+        if bad:
+            raise ValueError(f"own queues must be full paths (root.<leaf>), got {bad}")
+        return v
+
+    @field_validator("static_containers")
+    @classmethod
+    def _positive(cls, v: dict[str, int]) -> dict[str, int]:
+        bad = {k: n for k, n in v.items() if n < 0}
+        if bad:
+            raise ValueError(f"static shares must be >= 0 containers, got {bad}")
+        return v
+
+
 class MorpheusSettings(_Section):
     enabled: bool | None = Field(None, description="Run Morpheus: null = on for the embedded emulator, off for a real RM.")
     actuate: bool = Field(True, description="Submit, update and delete reservations and nudge nodes; false = plan and publish only (a dry run).")
@@ -143,6 +166,7 @@ class MorpheusSettings(_Section):
     reservations: ReservationSettings = Field(default_factory=ReservationSettings, description="Reservations in the RM.")
     nudge: NudgeSettings = Field(default_factory=NudgeSettings, description="Queue-capacity nudges.")
     dra: DraSettings = Field(default_factory=DraSettings, description="Dynamic reprovisioning (§7).")
+    fallback: FallbackSettings = Field(default_factory=FallbackSettings, description="Never worse than static: jobs and runs without a reservation keep their own queue and share.")
 
     @field_validator("queue")
     @classmethod

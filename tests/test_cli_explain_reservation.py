@@ -47,12 +47,16 @@ def _submitted(app: Harvester) -> tuple[str, str]:
     return r.reservation_id, r.job
 
 
+def _explain(app: Harvester, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, subject: str) -> str:
+    """`harvester explain KIND SUBJECT` against the running sidecar: its output."""
+    assert main(["explain", kind, subject, "--config", str(settings_file(tmp_path / "h.yaml", app))]) == 0
+    return capsys.readouterr().out
+
+
 def test_a_morpheus_reservation_is_explained_with_its_reason(morpheus: Harvester, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     rid, job = _submitted(morpheus)
-    cfg = settings_file(tmp_path / "h.yaml", morpheus)
-    assert main(["explain", "reservation", rid, "--config", str(cfg)]) == 0
-    out = capsys.readouterr().out
+    out = _explain(morpheus, tmp_path, capsys, "reservation", rid)
     assert out.startswith(f"reservation {rid} — from the running sidecar http://{morpheus.admin.address}")
     assert f"({rid}): SCHEDULED" in out and "listed by the RM" in out and f"LowCost (§6) placed {job}" in out
     assert f"submit {rid}  — sent, data 0 s old" in out
@@ -155,3 +159,14 @@ def test_each_reservation_decision_names_the_settings_that_change_it(morpheus: H
     levers = reservation_levers(sources, DecisionRecord(T0, loop, kind, "reservation_1_0001", reason, fate))
     assert [s["key"] for s in levers] == keys
     assert all(s["effect"] for s in levers) and levers[0]["value"] is not None
+
+
+def test_explain_job_says_how_morpheus_serves_it(morpheus: Harvester, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A demo recurring job LowCost placed is `reserved`, with LowCost's reason (decisions/static_fallback.py)."""
+    out = _explain(morpheus, tmp_path, capsys, "job", _submitted(morpheus)[1])
+    assert "Morpheus: reserved: LowCost: steps " in out and "(terms: the inferred proposal" in out
+    with urllib.request.urlopen(f"http://{morpheus.admin.address}/v1/explain/job?id={_submitted(morpheus)[1]}",
+                                timeout=10) as r:
+        doc = json.load(r)
+    assert doc["morpheus"]["service"] == "reserved"

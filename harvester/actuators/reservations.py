@@ -8,6 +8,8 @@
   running apps keep their containers).
 - `DeleteReservation` → `POST /reservation/delete` (200 `{}`; its apps move to
   `root.default-default` and keep running).
+- `MoveApp` → `PUT /apps/{id}/queue` with the leaf's name (200, containers kept; a move to the
+  plan queue or its default queue answers 500: scenarios/queue-move-and-priority).
 The definition is `reservation-request-interpreter` as the ORDINAL, durations and times in ms,
 recurrence as a period in ms (rm_client encodes it).
 
@@ -31,7 +33,7 @@ from rm_client import (
 )
 
 from harvester.decisions.reservation_actions import (
-    DeleteReservation, Outcome, ReservationAction, ReservationResult, ReservationSpec, SubmitReservation,
+    DeleteReservation, MoveApp, Outcome, ReservationAction, ReservationResult, ReservationSpec, SubmitReservation,
     UpdateReservation,
 )
 
@@ -78,6 +80,8 @@ class RMReservationActuator:
                 self._client.update_reservation(a.reservation_id, definition_of(a.spec))
             elif isinstance(a, DeleteReservation):
                 self._client.delete_reservation(a.reservation_id)
+            elif isinstance(a, MoveApp):
+                self._client.move_app(a.app_id, a.queue)
             else:
                 return ReservationResult(a, Outcome.REFUSED, rid, f"unknown action {type(a).__name__}")
         except REFUSED_ERRORS as err:

@@ -69,10 +69,11 @@ def explain_job(s: ExplainSources, subject: str, limit: int) -> dict[str, Any] |
     model = None if live is None or live.morpheus is None else live.morpheus.job(job)
     reservations = [] if live is None or live.reservations is None else records_of(live.reservations, job, s.now)
     jockey = None if live is None or live.jockey is None else live.jockey.job(job)
+    served = None if live is None or live.reservations is None else live.reservations.services.get(job)
     history = live.harvesting.jobs if live is not None else fit_job_history(
         every, short_quantile=jl.short_quantile, long_quantile=jl.long_quantile, min_runs=jl.min_runs)
     if not runs and not running and history.last_run(job) is None and model is None and not reservations \
-            and jockey is None:
+            and jockey is None and served is None:
         return None
     summary: list[str] = [] if job == subject else [f"{subject} is an app of job {job!r}"]
     job_type, selection = _algorithm1(s, job, runs, history, summary)
@@ -83,6 +84,8 @@ def explain_job(s: ExplainSources, subject: str, limit: int) -> dict[str, Any] |
         summary.append("no container of its apps was killed by a signal in the log (with kill_mechanism rm_overcommit the "
                        "RM picks the victims of a cut: the preempted counts above, `harvester explain node` for the cuts)")
     summary += _morpheus_lines(s, job, model, reservations)
+    if served is not None:  # reserved, or static fallback and why (decisions/static_fallback.py)
+        summary.append(f"Morpheus: {served.why}")
     summary.append(jockey_line(jockey) if jockey is not None else "not a Jockey deadline job (not in jockey.jobs)"
                    if live is not None else "Jockey's control: ask the running sidecar")
     settings = [setting(s, "harvesting.job_length.mode", "how the short/long thresholds are set"),
@@ -92,6 +95,8 @@ def explain_job(s: ExplainSources, subject: str, limit: int) -> dict[str, Any] |
         settings.append(setting(s, f"harvesting.weights.{job_type}", "which patterns this job type prefers"))
     if model is not None or reservations:
         settings.append(setting(s, "morpheus.slo.require_sign_off", "true: only signed-off SLOs get reservations"))
+    if served is not None:
+        settings.append(setting(s, "morpheus.fallback.move_home", "an app whose reservation ended goes back to its own queue"))
     return subject_doc(
         "job", subject, s, summary=summary, decisions=decisions, settings=settings, job=job, job_type=job_type,
         selection=selection,
@@ -100,7 +105,8 @@ def explain_job(s: ExplainSources, subject: str, limit: int) -> dict[str, Any] |
         running=[{"app_id": a.app_id, "name": a.name, "queue": a.queue, "state": a.state, "started_at": a.started_at,
                   "containers": a.containers, "allocated_mb": a.allocated_mb, "allocated_vcores": a.allocated_vcores,
                   "preempted_containers": a.preempted} for a in running],
-        morpheus=None if model is None and not reservations else {
+        morpheus=None if model is None and not reservations and served is None else {
+            "service": None if served is None else {"service": served.service.value, "why": served.why},
             "slo": None if model is None else {"period_s": model.slo.period_s, "earliest_s": model.slo.earliest_start_s,
                                                "deadline_s": model.slo.deadline_s, "actionable": model.slo.actionable,
                                                "reason": model.slo.reason},

@@ -7,8 +7,9 @@ Jockey's, advice/explain_reservation.py) — advice/explain.py says how.
   its class (k-means over average/peak, §4.1) and reserve (paper 004 §4) with their reasons,
   the rule that maps nodes to it, its nodes now, and the last decisions on its nodes;
 - job NAME (a recurring job's name, or an application id): advice/explain_job.py — its runs and
-  type (Algorithm 1), the apps running now and what the RM preempted, kills, Morpheus's SLO and
-  reservation, Jockey's control.
+  type (Algorithm 1), the apps running now and what the RM preempted, kills, Morpheus's SLO,
+  reservation and service (reserved, or static fallback and why: decisions/static_fallback.py),
+  Jockey's control.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 built from the board's items only (board/morpheus.py).
 
 - `slo_row(...)`: one job in `GET /v1/morpheus/slos`: runs, the inferred SLO or why none,
-  the skyline's size, its contract, whether LowCost placed it and its current reservation;
+  the skyline's size, its contract, whether LowCost placed it and its current reservation, and
+  how it is served (`service`: reserved, or static fallback and why, decisions/static_fallback.py);
 - `slo_detail(...)`: `GET /v1/morpheus/slo?job=`: the row plus every period's times (§4), the
   skyline per step and in the Resource Estimator's answer form, the proposal and the terms in
   force, the placement with LowCost's reason, the contract's and the reservations' status
@@ -21,8 +22,9 @@ from typing import Any
 from harvester.board.morpheus import JobModel, MorpheusModel, PlannedEntry, ReservationsView
 from harvester.decisions.reservation_actions import ReservationSpec
 from harvester.decisions.reservation_lifecycle import ManagedReservation
+from harvester.decisions.static_fallback import start_by
 from harvester.models.skyline_formats import to_estimator_json
-from harvester.models.slo_contract import ContractState, SloContract, Terms, effective_terms, fit_warning
+from harvester.models.slo_contract import ContractState, SloContract, Terms, effective_terms, fit_note, fit_warning
 from harvester.models.slo_inference import LATE, JobSlo
 
 
@@ -79,7 +81,8 @@ def contract_doc(c: SloContract | None, *, history: bool = False) -> dict[str, A
 def terms_doc(t: Terms) -> dict[str, Any]:
     return {"period_s": t.period_s, "earliest_s": _num(t.earliest_s), "deadline_s": _num(t.deadline_s),
             "grid_origin_s": t.grid_origin_s, "step_s": t.step_s, "problematic": t.problematic,
-            "memory_mb": list(t.memory_mb), "vcores": list(t.vcores)}
+            "memory_mb": list(t.memory_mb), "vcores": list(t.vcores), "longer_runs": t.longer_runs,
+            "longest_run_s": _num(t.longest_run_s)}
 
 
 def slo_row(j: JobModel, contract: SloContract | None, view: ReservationsView, now: float) -> dict[str, Any]:
@@ -100,8 +103,28 @@ def slo_row(j: JobModel, contract: SloContract | None, view: ReservationsView, n
         "planned": planned is not None,
         "plan_reason": planned.placement.reason if planned is not None else view.not_planned.get(j.job),
         "warning": terms_warning(j, contract) or None,
+        "fitted_as": terms_note(j, contract) or None,
         "reservation": None if current is None else record_doc(current, history=False),
+        "service": service_doc(view, j.job),
+        "start_at_once_until": start_until(planned, current),
     }
+
+
+def start_until(planned: PlannedEntry | None, current: ManagedReservation | None) -> float | None:
+    """For the job's scheduler: until when (epoch s) a run whose input is ready before its current
+    or next reservation opens starts at once in its own queue instead of waiting for it
+    (decisions/static_fallback.start_by, from the job's longest past run); None: it waits."""
+    if planned is None or current is None or current.spec.recurrence_ms:
+        return None
+    t = planned.terms
+    by = start_by(current.spec, current.period_start_ms + int(t.deadline_s * 1000), int(t.longest_run_s * 1000))
+    return None if by is None or by < current.period_start_ms else by / 1000.0  # before the period: no run can
+
+
+def service_doc(view: ReservationsView, job: str) -> dict[str, Any] | None:
+    """How the reservation loop serves `job` now (None before its first tick)."""
+    s = view.services.get(job)
+    return None if s is None else {"service": s.service.value, "why": s.why}
 
 
 def terms_warning(j: JobModel, contract: SloContract | None) -> str:
@@ -109,6 +132,12 @@ def terms_warning(j: JobModel, contract: SloContract | None) -> str:
     while PROPOSED, the accepted or overridden terms after), "" when they fit."""
     terms, _ = effective_terms(j.proposal, contract, False)
     return "" if terms is None else fit_warning(terms)
+
+
+def terms_note(j: JobModel, contract: SloContract | None) -> str:
+    """`fit_note` of those terms: how the reservation departs from them to fit the window."""
+    terms, _ = effective_terms(j.proposal, contract, False)
+    return "" if terms is None else fit_note(terms)
 
 
 def _placement(e: PlannedEntry | None) -> dict[str, Any] | None:
@@ -154,6 +183,8 @@ def reservations_doc(view: ReservationsView) -> dict[str, Any]:
         "reservations": [record_doc(r) for r in view.records],
         "grants": [asdict(g) for g in view.grants],
         "dra_not_now": dict(view.dra_skipped),
+        "services": {job: {"service": v.service.value, "why": v.why} for job, v in sorted(view.services.items())},
+        "fallback_stays": dict(view.fallback_stays),
         "handed_over": dict(view.handed_over),
         "nudges": [asdict(n) for n in view.nudges],
         "actions": [asdict(a) for a in view.actions],

@@ -8,7 +8,8 @@ Four items, each written by one side:
   each job's SLO contract (accepted / overridden / rejected) with its status history;
 - `RESERVATIONS` (reservation loop, loop/morpheus_reservations.py): the plan (placements with
   LowCost's reasons, jobs not planned and why), every managed reservation with its state and
-  status history, DRA grants, nudges;
+  status history, DRA grants, nudges, and how each job is served (reserved, or static fallback
+  and why: decisions/static_fallback.py);
 - `INGEST` (provenance loop): per source how far it was read and what was found.
 """
 
@@ -19,6 +20,7 @@ from typing import Mapping
 
 from harvester.board import Board, Item
 from harvester.decisions.nudge import NudgeOutcome
+from harvester.decisions.static_fallback import JobService
 from harvester.decisions.reservation_lifecycle import ManagedReservation
 from harvester.decisions.reservation_plan import Placement
 from harvester.models.skyline import SkylineModel
@@ -37,6 +39,7 @@ class JobModel:
     slo: JobSlo
     skyline: SkylineModel | None
     proposal: Proposal
+    home_queue: str | None = None  # the queue of its last run outside the plan queue (its own, static share)
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,8 @@ class ReservationsView:
     actions: tuple[ActionEntry, ...] = ()
     dra_skipped: Mapping[str, str] = field(default_factory=dict)   # open reservation → why no grant now
     handed_over: Mapping[str, str] = field(default_factory=dict)   # reservation → its owner now (Jockey)
+    services: Mapping[str, JobService] = field(default_factory=dict)  # job → reserved / static fallback, why
+    fallback_stays: Mapping[str, str] = field(default_factory=dict)   # app → why it stays in the plan's default queue
 
     def current(self, job: str, now: float) -> ManagedReservation | None:
         """The job's reservation whose window is open at `now`, else its next one."""

@@ -12,8 +12,12 @@ periodic reservation (by increasing it locally). This is done by invoking LowCos
 ensures the update is accepted only if enough resources exist in the plan."
 
 Here, for each ACTIVE one-off reservation without an unexpired grant and with a running app of
-its job (apps are matched to the reservation by their recurring job name: the RM's REST `queue`
-of an app in a reservation stays the plan queue):
+its job inside it (apps are matched to the reservation by their recurring job name; the RM's
+REST `queue` of an app in a reservation stays the plan queue, so where the apps are known one by
+one (`JobDemand.per_app`) only those in the plan queue that arrived inside the reservation's
+window count — 3.3.6 refuses an app submitted to a reservation before it opens, so an app of the
+job from before, or in its own queue, runs without the reservation and is left alone:
+decisions/static_fallback.py):
 - demand = used + pending (the RM's allocatedMB/VCores and the asks of `resourceRequests`),
   in containers of the plan's size (the larger of memory and vcores);
 - the allocation now is the reservation's current definition at this instant; R_recent the
@@ -28,7 +32,13 @@ of an app in a reservation stays the plan queue):
   looks again one span BEFORE the new end (the record's `grant_until`), while the reservation is
   still ACTIVE and can be updated (the RM archives an ended one). R_recent is then taken over the
   planned skyline's last `recent_window_s`. Bounded: never past the planned end +
-  `max_extension_s`, only with room in the plan, never above the demand;
+  `max_extension_s` (one plan LCM when the job's static share is known: the stretch then holds
+  no more than that share would, below), only with room in the plan, never above the demand;
+- never worse than static (decisions/static_fallback.py): where the job's static share is known
+  (`static`, containers: what it holds without Morpheus), the cap is max(⌊ρ·max(R_recent)⌋,
+  static) — a job whose run needs more than its reservation may grow to what its static share
+  would give it (room permitting), even when the skyline planned it thinner (LowCost stretches
+  a wide step over the window, §5/§6, which a DAG's later stages then wait for);
 - room: the extra containers are admitted into the plan LowCost packs into (Plan.add: never
   above capacity at any of those steps, so later LowCost placements see them); with less room
   the level is lowered to what fits, and no grant is made when nothing fits.
@@ -37,7 +47,7 @@ of an app in a reservation stays the plan queue):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -57,13 +67,47 @@ class DraParams:
 
 
 @dataclass(frozen=True)
+class AppDemand:
+    """One running app: where the RM lists it, when it was submitted, what it holds and asks for."""
+
+    app_id: str
+    queue: str
+    submitted_at: float
+    used: Resources
+    pending: Resources
+
+
+@dataclass(frozen=True)
 class JobDemand:
-    """A recurring job's running apps and what they hold and ask for now."""
+    """A recurring job's running apps and what they hold and ask for now (`per_app`: the same,
+    app by app, where known)."""
 
     job: str
     apps: tuple[str, ...]
     used: Resources
     pending: Resources
+    per_app: tuple[AppDemand, ...] = ()
+
+
+def in_plan(queue: str, plan_queue: str) -> bool:
+    """An app's REST queue names the plan queue: inside a reservation, or in the plan's default
+    queue (3.3.6 shows both as the plan queue's path; `<plan>-default` when submitted there)."""
+    short = plan_queue.rsplit(".", 1)[-1]
+    return queue in (plan_queue, short, f"{plan_queue}-default", f"{short}-default")
+
+
+def inside(d: JobDemand, r: ManagedReservation, plan_queue: str) -> JobDemand:
+    """The part of `d` that can be inside reservation `r` (module docstring); `d` as it is when
+    its apps are not known one by one."""
+    if not d.per_app:
+        return d
+    apps = [a for a in d.per_app if (not plan_queue or in_plan(a.queue, plan_queue))
+            and r.spec.arrival_ms <= a.submitted_at * 1000 < r.spec.deadline_ms]
+    zero = Resources(0, 0)
+    used, pending = zero, zero
+    for a in apps:
+        used, pending = used + a.used, pending + a.pending
+    return JobDemand(d.job, tuple(a.app_id for a in apps), used, pending, tuple(apps))
 
 
 @dataclass(frozen=True)
@@ -77,6 +121,8 @@ class DraContext:
     container: Resources
     params: DraParams = DraParams()
     stimulus_id: str = ""
+    static: Mapping[str, int] = field(default_factory=dict)   # job → its static share in containers, where known
+    plan_queue: str = ""                      # apps listed elsewhere are not in a reservation ("": no check)
 
 
 @dataclass(frozen=True)
@@ -125,6 +171,10 @@ def _one(ctx: DraContext, r: ManagedReservation, plan: Plan) -> tuple[str, DraGr
     d = ctx.demands.get(r.job)
     if d is None or not d.apps:
         return "no running app of the job", None, plan
+    d = inside(d, r, ctx.plan_queue)
+    if not d.apps:
+        return "no app of the job inside its reservation (apps submitted before it opened, or in another queue, " \
+               "run without it: left alone)", None, plan
     step_ms = int(round(plan.step_s * 1000))
     now_ms = int(now * 1000)
     want = containers(d.used + d.pending, ctx.container)
@@ -134,21 +184,27 @@ def _one(ctx: DraContext, r: ManagedReservation, plan: Plan) -> tuple[str, DraGr
     k1 = max(k0 + 1, math.ceil((now_ms + p.grant_s * 1000 - arrival) / step_ms))
     old = r.spec.per_step(step_ms)
     span = max(1, math.ceil(p.grant_s * 1000 / step_ms))
-    k_max = (r.base.deadline_ms + int(p.max_extension_s * 1000) - arrival) // step_ms
+    # with its static share known, a stretch (at most min(demand, max(ρ·R_recent, static))) is never
+    # worse for the job nor bigger than that share, so it is bounded only by the plan's day
+    bound_ms = plan.lcm_steps * step_ms if ctx.static.get(r.job) else int(p.max_extension_s * 1000)
+    k_max = (r.base.deadline_ms + bound_ms - arrival) // step_ms
     k1 = max(k0 + 1, min(k1, max(k_max, len(old))))  # a grant's rounding up never passes the bound either
     k_end = min(k1 + span, k_max) if want > 0 and arrival + k1 * step_ms >= r.spec.deadline_ms else k1
     extend = k_end > len(old)
-    if want <= have and not extend:
-        return f"demand {want} <= allocation {have} containers", None, plan
     hi = min(now_ms, r.base.deadline_ms - 1)  # past the planned end: the skyline's last minutes
     lo = hi - int(p.recent_window_s * 1000)
     recent = max(r.base.containers_at(t) for t in list(range(lo, hi, step_ms)) + [hi])
     cap = math.floor(p.rho * recent)
+    static = ctx.static.get(r.job, 0)
+    cap = max(cap, static)
     level = min(want, cap)
+    if want <= have and not extend:
+        return f"demand {want} <= allocation {have} containers", None, plan
+    capped = f"cap max(ρ·max(R_recent), static share) = max({p.rho:g}×{recent}, {static}) = {cap}"
     if level <= have and not extend:
-        return f"cap ρ·max(R_recent) = {p.rho:g}×{recent} = {cap} <= allocation {have}", None, plan
+        return f"{capped} <= allocation {have}", None, plan
     if level <= 0:
-        return f"cap ρ·max(R_recent) = {p.rho:g}×{recent} = 0: nothing to extend with", None, plan
+        return f"{capped}: nothing to extend with", None, plan
     k1 = max(k1, k_end)
     old += [0] * max(0, k1 - len(old))
     steps = np.array([((arrival + k * step_ms) / 1000.0 - ctx.plan_origin_s) // plan.step_s for k in range(k0, k1)],
@@ -172,8 +228,8 @@ def _one(ctx: DraContext, r: ManagedReservation, plan: Plan) -> tuple[str, DraGr
     look = max(now, (arrival + (k_end - span if extend else k1) * step_ms) / 1000.0)
     stretched = f"; window stretched to {until:.0f} (planned end {r.base.deadline_ms / 1000:.0f})" if extend else ""
     reason = (f"DRA §7: {r.job} demands {want} containers (used <{d.used.memory_mb} MB, {d.used.vcores} vc> + "
-              f"pending <{d.pending.memory_mb} MB, {d.pending.vcores} vc>), {have} reserved; cap ρ·max(R_recent) = "
-              f"{p.rho:g}×{recent} = {cap}; grant {granted} containers for {(k1 - k0) * plan.step_s:.0f}s"
+              f"pending <{d.pending.memory_mb} MB, {d.pending.vcores} vc>), {have} reserved; {capped}; "
+              f"grant {granted} containers for {(k1 - k0) * plan.step_s:.0f}s"
               + (f" (room for {fits} only)" if granted < level else "") + stretched)
     spec = spec_from_steps(r.spec.name, arrival, new, step_ms, ctx.container)
     action = UpdateReservation(key=r.key, as_of=ctx.as_of, reservation_id=r.reservation_id, spec=spec,

@@ -147,6 +147,17 @@ class DeleteReservation(ReservationAction):
     reservation_id: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoveApp(ReservationAction):
+    """Move a running app of the reservation `key` to `queue` (a leaf, full path): its
+    reservation ended with it running, and its static share is in its job's own queue
+    (decisions/static_fallback.py; PUT /apps/{id}/queue keeps its containers,
+    scenarios/queue-move-and-priority)."""
+
+    app_id: str
+    queue: str
+
+
 class Outcome(str, Enum):
     SENT = "sent"          # the RM accepted it
     REFUSED = "refused"    # the RM answered 4xx: nothing changed

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from harvester.decisions.reservation_actions import (
-    DeleteReservation, Outcome, ReservationAction, ReservationResult, ReservationSpec, SubmitReservation,
+    DeleteReservation, MoveApp, Outcome, ReservationAction, ReservationResult, ReservationSpec, SubmitReservation,
     UpdateReservation,
 )
 from harvester.decisions.reservation_lifecycle import (
@@ -275,6 +275,9 @@ def fold(records: Mapping[str, ManagedReservation], results: Sequence[Reservatio
         elif isinstance(a, UpdateReservation):
             out[a.key], nudge = _updated(r, res, a, now)
             nudges += nudge
+        elif isinstance(a, MoveApp):
+            out[a.key] = r.note(now, f"static fallback: {a.app_id} to {a.queue}: {res.outcome.value}"
+                                + (f": {res.error}" if res.error else ""), error=res.error)
         elif isinstance(a, DeleteReservation):
             gone = res.outcome is Outcome.SENT or (res.outcome is Outcome.REFUSED
                                                    and any(m in res.error for m in GONE_MESSAGES))

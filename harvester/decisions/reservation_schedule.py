@@ -4,8 +4,11 @@ the moments a reservation queue needs a nudge (Morpheus §6, §8; scenarios/recu
 
 - `request_for`: a job's terms as a LowCost `ReservationRequest`: the skyline in containers of
   the plan's container size (stages_from_skyline), the window [a_j, d_j] as whole steps inside
-  it (earliest = ⌈a/step⌉, the last step must END by d: deadline = ⌊d/step⌋ − 1), the period
-  in steps (it must divide the LCM).
+  it (earliest = ⌈a/step⌉, the last step must END by d: deadline = ⌊d/step⌋ − 1; a window
+  holding no whole step gets the steps covering it, models/slo_contract.window_steps), the
+  period in steps (it must divide the LCM). A skyline longer than the window is a PlanError with
+  the sign-off warning (models/slo_contract.fit_warning): the job keeps its static provisioning
+  (the refit fits the skyline on the runs that fit the window, models/skyline_window.py).
 - `desired_windows`: the reservations the plan wants the RM to hold now. One-off mode (the
   3.3.6 workaround): every window of every placed job whose deadline is ahead and whose arrival
   is within `lead_s` — period start grid_origin + n·P, arrival = period start + the placement's
@@ -27,7 +30,7 @@ from harvester.decisions.reservation_actions import ReservationSpec, spec_from_s
 from harvester.decisions.reservation_lifecycle import HELD, ManagedReservation, record_key, reservation_name
 from harvester.decisions.reservation_plan import Placement, PlanError, ReservationRequest, stages_from_skyline
 from harvester.domain import Resources
-from harvester.models.slo_contract import Terms, window_steps
+from harvester.models.slo_contract import Terms, fit_warning, window_steps
 from harvester.timefmt import when
 
 DAY_MS = 86_400_000
@@ -62,6 +65,9 @@ def request_for(job: str, terms: Terms, container: Resources, step_s: float, gan
     p = int(round(period))
     earliest, deadline = window_steps(terms.earliest_s, terms.deadline_s, step_s)
     shift = (earliest // p) * p  # inputs available only in a later period: the window moves with them
+    warned = fit_warning(terms)
+    if warned:
+        raise PlanError(f"{job}: {warned}")
     stages = stages_from_skyline(terms.memory_mb, terms.vcores, container, gang)
     if not stages:
         raise PlanError(f"{job}: the skyline reserves nothing")

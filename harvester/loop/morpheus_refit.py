@@ -8,9 +8,12 @@ was polled with) and the provenance events of that window (NameNode audit log / 
 morpheus_ingest) → the provenance graph (models/provenance.build_graph; runs are the RM's
 successful apps — §3.1 — plus runs only the JSONL knows) → `fit_slo` (§4) for every name with
 at least two successful runs → `fit_skyline` (§5, the LP) on the last `skyline.max_runs` runs
-whose polls cover at least `history.min_coverage` of their execution → a `Proposal` per job
-(models/slo_contract.py), published with the fits on the board (board/morpheus.MODEL). A job
-without an actionable deadline or without a skyline is published too, with the reason.
+whose polls cover at least `history.min_coverage` of their execution — when that skyline is
+longer than the SLO's window, again on the runs that fit the window (models/skyline_window.py:
+the runs left out and the longest run go into the proposal, decisions/static_fallback.py uses
+them) → a `Proposal` per job (models/slo_contract.py), published with the fits on the board
+(board/morpheus.MODEL). A job without an actionable deadline or without a skyline is published
+too, with the reason.
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ import time
 from collections import defaultdict
 
 from harvester.board.morpheus import JobModel, MorpheusBoard, MorpheusModel
+from harvester.decisions.static_fallback import home_queue
 from harvester.config_morpheus import MorpheusSettings
 from harvester.history.store import HistoryStore
 from harvester.loop.runner import TickResult
 from harvester.models.job_history import JobRun
 from harvester.models.provenance import RunRecord, build_graph
-from harvester.models.skyline import RunSkyline, SkylineFitError, SkylineModel, fit_skyline
-from harvester.models.slo_contract import Proposal
+from harvester.models.skyline import RunSkyline, SkylineFitError, SkylineModel
+from harvester.models.skyline_window import fit_in_window
+from harvester.models.slo_contract import Proposal, window_steps
 from harvester.models.slo_inference import JobSlo, fit_slo
 from harvester.observability.metrics import Metrics
 
@@ -90,31 +95,38 @@ class MorpheusRefit:
         jobs = []
         for slo in slos.jobs:
             mine = sorted(by_job.get(slo.job, []), key=lambda r: r.finished_at)
-            skyline, used, why = self._skyline(mine)
+            room = None
+            if slo.actionable and slo.earliest_start_s is not None and slo.deadline_s is not None:
+                first, last = window_steps(slo.earliest_start_s, slo.deadline_s, s.step_s)
+                room = max(0, last - first + 1)
+            skyline, used, why, longer = self._skyline(mine, room)
+            longest = max((r.finished_at - r.started_at for r in mine), default=0.0)
             jobs.append(JobModel(slo.job, counts[slo.job], sum(r.origin == "synthesized-demo" for r in mine), used,
-                                 slo, skyline, _proposal(slo, skyline, why, s.step_s)))
+                                 slo, skyline, _proposal(slo, skyline, why, s.step_s, longer, longest),
+                                 home_queue(mine, s.queue)))
         return MorpheusModel(self._version, now, tuple(jobs), sum(1 for n in counts.values() if n < 2),
                              len(accesses) + len(extra))
 
-    def _skyline(self, runs: list[JobRun]) -> tuple[SkylineModel | None, int, str]:
+    def _skyline(self, runs: list[JobRun], room: int | None) -> tuple[SkylineModel | None, int, str, int]:
         s = self._s
         usable = [r for r in runs if r.usage is not None and abs(r.usage.step_s - s.step_s) < 1e-9
                   and r.usage.coverage(r.finished_at) >= s.history.min_coverage and any(r.usage.memory_mb)]
         usable = usable[-s.skyline.max_runs:]
         if len(usable) < s.skyline.min_runs:
             return None, len(usable), (f"{len(usable)} of {len(runs)} runs have a usable polled skyline "
-                                       f"(need {s.skyline.min_runs}; coverage >= {s.history.min_coverage:g})")
+                                       f"(need {s.skyline.min_runs}; coverage >= {s.history.min_coverage:g})"), 0
         try:
-            model = fit_skyline([RunSkyline(r.app_id, s.step_s, r.usage.memory_mb, r.usage.vcores)  # type: ignore[union-attr]
-                                 for r in usable], s.skyline_params())
+            fit = fit_in_window([RunSkyline(r.app_id, s.step_s, r.usage.memory_mb, r.usage.vcores)  # type: ignore[union-attr]
+                                 for r in usable], room, s.skyline_params())
         except SkylineFitError as exc:
-            return None, len(usable), f"skyline LP: {exc}"
-        return model, len(usable), f"§5 LP over {len(usable)} runs (α = {s.skyline.alpha:g})"
+            return None, len(usable), f"skyline LP: {exc}", 0
+        return fit.model, fit.used, fit.how or fit.why, fit.longer
 
 
-def _proposal(slo: JobSlo, sky: SkylineModel | None, why: str, step_s: float) -> Proposal:
+def _proposal(slo: JobSlo, sky: SkylineModel | None, why: str, step_s: float, longer: int = 0,
+              longest_s: float = 0.0) -> Proposal:
     return Proposal(
         slo.job, slo.period_s if slo.actionable else None, slo.earliest_start_s, slo.deadline_s, slo.grid_origin_s,
         slo.problematic, slo.reason, step_s,
         None if sky is None else tuple(int(x) for x in sky.memory_mb),
-        None if sky is None else tuple(int(x) for x in sky.vcores), why)
+        None if sky is None else tuple(int(x) for x in sky.vcores), why, longer, longest_s)

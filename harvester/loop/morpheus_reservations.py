@@ -11,7 +11,13 @@ One tick, in order:
    confirmation, the window's states, drift, loss, clean-up, and the renewal of the windows
    that open within `renew_lead_s` (one-off mode) or the job's recurring reservation.
 3. DRA (§7, one-off mode): for open windows, the running apps' demand against the reservation
-   (decisions/reprovisioning); grants are reservation updates.
+   (decisions/reprovisioning: only apps in the plan queue submitted inside the window count; the
+   cap is raised to the job's static share where `fallback.static_containers` states it);
+   grants are reservation updates. Never worse than static (decisions/static_fallback.py): an app
+   still running when its one-off reservation has ended (3.3.6 moved it to the plan's default
+   queue) is moved to its job's own queue (`fallback.home_queues`, else its last run's queue
+   outside the plan), where its static share is; apps of jobs without a reservation are never
+   touched. Each job's service (reserved, or static fallback and why) is published.
 4. With `actuate`, the actions go to the reservation actuator once; their results are folded
    into the records (a DRA grant's extra containers stay in the plan only if it was sent).
 5. Nudges: every activation, stage boundary and window end of a reservation the RM holds that
@@ -42,7 +48,7 @@ from harvester.decisions.nudge import NudgeOutcome
 from harvester.decisions.deadline_reservation import max_per_step
 from harvester.decisions.reprovisioning import DraContext, DraParams, JobDemand, decide_reprovisioning
 from harvester.decisions.reservation_actions import (
-    DeleteReservation, Outcome, ReservationAction, ReservationResult, ReservationSpec, SubmitReservation,
+    DeleteReservation, MoveApp, Outcome, ReservationAction, ReservationResult, ReservationSpec, SubmitReservation,
     UpdateReservation,
 )
 from harvester.decisions.reservation_lifecycle import ManagedReservation, ReservationState
@@ -50,6 +56,7 @@ from harvester.decisions.reservation_packing import lowcost
 from harvester.decisions.reservation_plan import Placement, Plan, PlanError, empty_plan
 from harvester.decisions.reservation_reconcile import Listed, ReconcileParams, fold, reconcile
 from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, due_nudges, request_for
+from harvester.decisions.static_fallback import JobService, fallback_moves, job_service
 from harvester.domain import Resources
 from harvester.loop.nudge import NudgeChannel
 from harvester.loop.runner import TickResult
@@ -57,6 +64,7 @@ from harvester.models.slo_contract import SloContract, Terms, effective_terms, f
 from harvester.observability.metrics import Metrics
 
 log = logging.getLogger(__name__)
+ENDED = (ReservationState.ENDED, ReservationState.DELETING, ReservationState.DELETED)
 
 ACTIONS_KEPT = 200
 GRANTS_KEPT = 100
@@ -81,7 +89,8 @@ class ReservationActuator(Protocol):
 
 
 def _kind(a: ReservationAction) -> str:
-    return {SubmitReservation: "submit", UpdateReservation: "update", DeleteReservation: "delete"}.get(type(a), "other")
+    return {SubmitReservation: "submit", UpdateReservation: "update", DeleteReservation: "delete",
+            MoveApp: "move"}.get(type(a), "other")
 
 
 class MorpheusReservations:
@@ -109,6 +118,9 @@ class MorpheusReservations:
         self._checked: float | None = None
         self._dra_skipped: dict[str, str] = {}
         self._handed: dict[str, str] = {}          # reservation id → its owner (loop/jockey.py)
+        self._services: dict[str, JobService] = {}  # job → reserved / static fallback (decisions/static_fallback.py)
+        self._stays: dict[str, str] = {}            # app → why it stays in the plan's default queue
+        self._moved: dict[str, str] = {}            # app → the fate of its move home
         self._resized: set[str] = set()             # jobs whose placement an owner's resize replaced
         self._seq = 0
         self._container = Resources(settings.plan.container_memory_mb, settings.plan.container_vcores)
@@ -140,11 +152,15 @@ class MorpheusReservations:
             rec = reconcile(now, self._records, listed, desired, self._params, stimulus,
                             handed_over=frozenset(self._handed))
             actions = list(rec.actions)
-            grants = self._dra(now, rec.records, stimulus)
+            demands = self._demands(now, rec.records)
+            grants = self._dra(now, rec.records, stimulus, demands)
             actions += [g.action for g in grants]
+            actions += self._moves(now, rec.records, demands, model, stimulus)
             results = self._apply(actions, stimulus, now)
             self._records, updated = fold(rec.records, results, now, self._params)
             self._admit_grants(now, grants, results)
+            self._note_moves(results)
+            self._services = self._serve(now)
             self._nudge(now, rec.nudges + updated)
             self._publish(now, tuple(problems), now)
             states = Counter(rec.state.value for rec in self._records.values())
@@ -291,7 +307,18 @@ class MorpheusReservations:
 
     # --- 3. DRA ----------------------------------------------------------------------------
 
-    def _dra(self, now: float, records: Mapping[str, ManagedReservation], stimulus: str) -> list:  # type: ignore[type-arg]
+    def _demands(self, now: float, records: Mapping[str, ManagedReservation]) -> Mapping[str, JobDemand]:
+        """The running apps, read only when a one-off window is open or ended with apps to move."""
+        if self._s.reservations.mode != "one_off":
+            return {}
+        move = self._s.fallback.move_home and self._actuator is not None
+        if any(r.state is ReservationState.ACTIVE or (move and r.state in ENDED and r.reservation_id)
+               for r in records.values()):
+            return self._observer.demands()
+        return {}
+
+    def _dra(self, now: float, records: Mapping[str, ManagedReservation], stimulus: str,
+             demands: Mapping[str, JobDemand]) -> list:  # type: ignore[type-arg]
         d = self._s.dra
         self._dra_skipped = {}
         if not d.enabled or self._s.reservations.mode != "one_off" or self._plan is None:
@@ -300,12 +327,54 @@ class MorpheusReservations:
                   and r.reservation_id not in self._handed]
         if not active:
             return []
-        demands = self._observer.demands()
         decision = decide_reprovisioning(DraContext(
             now, now, active, demands, self._plan, self._s.slo.grid_origin_s, self._container,
-            DraParams(d.rho, d.recent_window_s, d.grant_s, d.max_extension_s), stimulus))
+            DraParams(d.rho, d.recent_window_s, d.grant_s, d.max_extension_s), stimulus,
+            static=dict(self._s.fallback.static_containers), plan_queue=self._s.queue))
         self._dra_skipped = dict(decision.skipped)
         return list(decision.grants)
+
+    # --- never worse than static (decisions/static_fallback.py) ---------------------------------
+
+    def _homes(self, model: MorpheusModel) -> dict[str, str]:
+        homes = {j.job: j.home_queue for j in model.jobs if j.home_queue}
+        return {**homes, **self._s.fallback.home_queues}
+
+    def _moves(self, now: float, records: Mapping[str, ManagedReservation], demands: Mapping[str, JobDemand],
+               model: MorpheusModel, stimulus: str) -> list[ReservationAction]:
+        f = self._s.fallback
+        if not f.move_home or not demands:
+            self._stays = {}
+            return []
+        moves, self._stays = fallback_moves(now, demands, list(records.values()), self._homes(model), self._s.queue,
+                                            f.settle_s)
+        by_job = {r.job: r for r in records.values()}
+        out: list[ReservationAction] = []
+        for m in moves:
+            if m.app_id in self._moved:  # one try per app: a refused move is not repeated every tick
+                self._stays[m.app_id] = f"a move to {m.queue} was {self._moved[m.app_id]}"
+                continue
+            key = next((r.key for r in records.values() if r.job == m.job and r.state in ENDED), by_job[m.job].key)
+            out.append(MoveApp(key=key, as_of=now, app_id=m.app_id, queue=m.queue, reason=m.why, stimulus_id=stimulus))
+        return out
+
+    def _note_moves(self, results: list[ReservationResult]) -> None:
+        for res in results:
+            if isinstance(res.action, MoveApp):
+                self._moved[res.action.app_id] = res.outcome.value + (f" ({res.error})" if res.error else "")
+
+    def _serve(self, now: float) -> dict[str, JobService]:
+        """How each job is served now: reserved (placed, this period's reservation not refused) or
+        static fallback, with why."""
+        out = {}
+        for job, e in self._planned.items():
+            mine = sorted((r for r in self._records.values() if r.job == job),
+                          key=lambda r: (r.spec.arrival_ms, r.lifecycle.since))
+            cur = next((r for r in mine if r.spec.deadline_ms > now * 1000), mine[-1] if mine else None)
+            out[job] = job_service(job, True, f"{e.placement.reason} (terms: {e.why})", cur)
+        for job, why in self._not_planned.items():
+            out[job] = job_service(job, False, why)
+        return out
 
     def _admit_grants(self, now: float, grants: list, results: list[ReservationResult]) -> None:  # type: ignore[type-arg]
         sent = {id(res.action) for res in results if res.outcome is Outcome.SENT}
@@ -363,5 +432,6 @@ class MorpheusReservations:
             grants=tuple(self._grant_log), nudges=tuple(self._nudge_log),
             plan_capacity=None if plan is None else (int(plan.capacity[0, 0]), int(plan.capacity[1, 0])),
             plan_peak_cost=peak, listed_at=listed_at, problems=problems, actions=tuple(self._actions),
-            dra_skipped=dict(self._dra_skipped), handed_over=dict(self._handed)))
+            dra_skipped=dict(self._dra_skipped), handed_over=dict(self._handed), services=dict(self._services),
+            fallback_stays=dict(self._stays)))
         self._metrics.record_morpheus_reservations(Counter(r.state.value for r in records), peak)

@@ -30,6 +30,7 @@ from enum import Enum
 from typing import Any, Mapping
 
 from harvester.lifecycle import Change, Lifecycle
+from harvester.models.skyline_window import needed_steps
 
 
 class ContractState(str, Enum):
@@ -55,22 +56,59 @@ class SignOffError(ValueError):
 
 
 def window_steps(earliest_s: float, deadline_s: float, step_s: float) -> tuple[int, int]:
-    """(first, last) whole plan steps inside the window [earliest, deadline] (none when last < first)."""
+    """(first, last) plan steps of the window [earliest, deadline]: the whole steps inside it; when
+    it holds none (a window shorter than a step, or one straddling a step boundary), the steps
+    that cover it, so a job with any window always gets at least one step (`window_rounded`)."""
+    first, last = _inside(earliest_s, deadline_s, step_s)
+    if last >= first or deadline_s <= earliest_s:
+        return first, last
+    return int(math.floor(earliest_s / step_s + 1e-9)), int(math.ceil(deadline_s / step_s - 1e-9)) - 1
+
+
+def _inside(earliest_s: float, deadline_s: float, step_s: float) -> tuple[int, int]:
     return int(math.ceil(earliest_s / step_s - 1e-9)), int(math.floor(deadline_s / step_s + 1e-9)) - 1
+
+
+def window_rounded(earliest_s: float, deadline_s: float, step_s: float) -> str:
+    """Why the reserved steps reach outside [earliest, deadline] ("" when they lie inside it)."""
+    first, last = _inside(earliest_s, deadline_s, step_s)
+    if last >= first or deadline_s <= earliest_s:
+        return ""
+    a, b = window_steps(earliest_s, deadline_s, step_s)
+    return (f"the window [{earliest_s:.1f}s, {deadline_s:.1f}s] holds no whole step of {step_s:g}s: the "
+            f"reservation covers it, [{a * step_s:g}s, {(b + 1) * step_s:g}s)")
+
+
+def window_room(terms: Terms) -> int:
+    """Whole plan steps the reservation of `terms` may use (window_steps)."""
+    first, last = window_steps(terms.earliest_s, terms.deadline_s, terms.step_s)
+    return max(0, last - first + 1)
 
 
 def fit_warning(terms: Terms) -> str:
     """Why LowCost must reject `terms` whatever the plan holds, or "" (§6: the allocation lies
-    inside [a_j, d_j], and §5's stretching only lengthens a skyline). Shown at sign-off, so an
-    owner is not surprised by the rejection (e.g. a skyline as long as the longest past run)."""
-    first, last = window_steps(terms.earliest_s, terms.deadline_s, terms.step_s)
-    room = max(0, last - first + 1)
-    need = sum(1 for m, v in zip(terms.memory_mb, terms.vcores) if m > 0 or v > 0)
+    inside [a_j, d_j], and §5's stretching only lengthens a skyline). The refit fits the skyline
+    on the runs that fit the window (models/skyline_window.py), so this remains for terms whose
+    window was overridden shorter, or too few runs fit. Shown at sign-off: such a job keeps its
+    static provisioning (decisions/static_fallback.py)."""
+    room = window_room(terms)
+    need = needed_steps(terms.memory_mb, terms.vcores)
     if need <= room:
         return ""
     return (f"the skyline needs {need} steps of {terms.step_s:g}s ({need * terms.step_s:g}s) but the window "
-            f"[{terms.earliest_s:.1f}s, {terms.deadline_s:.1f}s] holds {room}: LowCost will reject it "
-            "(override the window or the skyline, or reject the SLO)")
+            f"[{terms.earliest_s:.1f}s, {terms.deadline_s:.1f}s] holds {room}: LowCost will reject it, so the job "
+            "keeps its static provisioning (override the window or the skyline, or reject the SLO)")
+
+
+def fit_note(terms: Terms) -> str:
+    """How the reservation of `terms` departs from the plain §4/§5 result to fit the window, ""
+    when it does not: the window rounded out to whole steps; the skyline fitted without the
+    runs longer than the window (a run like them falls back to its static share at the end)."""
+    notes = [window_rounded(terms.earliest_s, terms.deadline_s, terms.step_s)]
+    if terms.longer_runs:
+        notes.append(f"the skyline leaves out {terms.longer_runs} training run(s) longer than the window: a run "
+                     "like them falls back to its static share when its reservation ends")
+    return "; ".join(n for n in notes if n)
 
 
 @dataclass(frozen=True)
@@ -86,6 +124,8 @@ class Terms:
     memory_mb: tuple[int, ...]
     vcores: tuple[int, ...]
     problematic: bool = False
+    longer_runs: int = 0           # training runs longer than the window, left out of the skyline (skyline_window.py)
+    longest_run_s: float = 0.0     # the longest training run (0: unknown): when a run starts at once (static_fallback)
 
 
 @dataclass(frozen=True)
@@ -104,6 +144,8 @@ class Proposal:
     memory_mb: tuple[int, ...] | None
     vcores: tuple[int, ...] | None
     skyline_reason: str
+    longer_runs: int = 0
+    longest_run_s: float = 0.0
 
     @property
     def actionable(self) -> bool:
@@ -113,7 +155,8 @@ class Proposal:
         if not self.actionable or self.memory_mb is None or self.vcores is None:
             return None
         return Terms(self.period_s, self.earliest_s, self.deadline_s, self.grid_origin_s,  # type: ignore[arg-type]
-                     self.step_s, self.memory_mb, self.vcores, self.problematic)
+                     self.step_s, self.memory_mb, self.vcores, self.problematic, self.longer_runs,
+                     self.longest_run_s)
 
     @property
     def warning(self) -> str:
@@ -169,9 +212,10 @@ def accept(c: SloContract, proposal: Proposal | None, at: float, by: str, note: 
         why = "no proposal" if proposal is None else (proposal.slo_reason if not proposal.actionable
                                                        else proposal.skyline_reason)
         raise SignOffError(f"{c.job}: nothing to accept ({why}); override it instead")
-    warned = fit_warning(terms)
+    warned, fitted = fit_warning(terms), fit_note(terms)
     return _move(c, ContractState.ACCEPTED, at, f"accepted by {by or 'an operator'}" + (f": {note}" if note else "")
-                 + (f" (warning: {warned})" if warned else ""), accepted=terms, override=None, by=by)
+                 + (f" (warning: {warned})" if warned else "") + (f" (reserved as: {fitted})" if fitted else ""),
+                 accepted=terms, override=None, by=by)
 
 
 def override(c: SloContract, values: Override, at: float, by: str, note: str = "") -> SloContract:
@@ -226,7 +270,8 @@ def _overridden(p: Proposal | None, o: Override) -> tuple[Terms | None, str]:
     scale = o.skyline_scale
     mem = tuple(int(math.ceil(m * scale)) for m in p.memory_mb)
     vc = tuple(int(math.ceil(v * scale)) for v in p.vcores)
-    return Terms(period, earliest, deadline, p.grid_origin_s, p.step_s, mem, vc, p.problematic), \
+    return Terms(period, earliest, deadline, p.grid_origin_s, p.step_s, mem, vc, p.problematic, p.longer_runs,
+                 p.longest_run_s), \
         "the owner's override on top of the inference"
 
 

@@ -9,8 +9,11 @@ loop/morpheus_reservations.py):
 - `demands()`: each recurring job's running apps (`/apps?states=RUNNING,ACCEPTED`, named by the
   recurring-name rule) with what they hold (allocatedMB / allocatedVCores) and ask for (the
   `resourceRequests` asks for any host, `*`, × their count: per-host and per-rack asks of the
-  same containers are not counted again). The REST `queue` of an app in a reservation stays
-  the plan queue (scenarios/recurring-reservation), so apps are matched to reservations by job.
+  same containers are not counted again), each app also on its own (`per_app`: its REST queue
+  and submit time, `startedTime`). The REST `queue` of an app in a reservation stays the plan
+  queue (scenarios/recurring-reservation), so apps are matched to reservations by job, and DRA
+  counts only the apps in the plan queue submitted inside a reservation's window
+  (decisions/reprovisioning.inside).
 Any RM failure raises `TelemetryError`.
 """
 
@@ -21,7 +24,7 @@ from typing import Callable
 from rm_client import App, AppQuery, ReservationDefinition, RMClient, RMError
 from rm_client.wire.scheduler import iter_queues
 
-from harvester.decisions.reprovisioning import JobDemand
+from harvester.decisions.reprovisioning import AppDemand, JobDemand
 from harvester.decisions.reservation_actions import ReservationSpec, SpecStage
 from harvester.decisions.reservation_reconcile import Listed
 from harvester.domain import Resources
@@ -83,6 +86,7 @@ class RMReservationView:
             used = Resources(max(0, app.allocated_mb), max(0, app.allocated_vcores))
             cur = out.get(job)
             pending = pending_of(app)
-            out[job] = JobDemand(job, (app.id,), used, pending) if cur is None else \
-                JobDemand(job, cur.apps + (app.id,), cur.used + used, cur.pending + pending)
+            one = AppDemand(app.id, app.queue, app.started_time_ms / 1000.0, used, pending)
+            out[job] = JobDemand(job, (app.id,), used, pending, (one,)) if cur is None else \
+                JobDemand(job, cur.apps + (app.id,), cur.used + used, cur.pending + pending, cur.per_app + (one,))
         return out

@@ -101,8 +101,18 @@ def test_grants_do_not_compound_r_recent_comes_from_the_planned_skyline() -> Non
     (g,) = decide_reprovisioning(ctx(3610.0, 9, r=r)).grants
     granted = replace(r, spec=g.action.spec, grant_until=None)  # looked at again, the job still behind
     d = decide_reprovisioning(ctx(3670.0, 9, r=granted, p=plan()))
-    assert d.grants == () and "2×2 = 4 <= allocation 4" in d.skipped[0][1], \
+    assert d.grants == () and "max(2×2, 0) = 4 <= allocation 4" in d.skipped[0][1], \
         "ρ × max of the PLANNED skyline (2), not of the granted 4 (which would allow 8)"
+
+
+@pytest.mark.parametrize(("static", "level"), [(0, 4), (3, 4), (7, 7), (12, 9)])
+def test_never_worse_than_static_a_known_static_share_raises_the_cap(static: int, level: int) -> None:
+    """Demand 9 against a 2-container skyline: §7 caps the grant at ρ·max(R_recent) = 4; with the
+    job's static share known, at max(4, static), never above the demand (9). Before, the cap was
+    4 whatever the job had without Morpheus (decisions/static_fallback.py)."""
+    c = ctx(3610.0, 9)
+    (g,) = decide_reprovisioning(replace(c, static={"etl": static} if static else {})).grants
+    assert g.level == level and f"max(2×2, {static})" in g.action.reason
 
 
 def test_rho_and_window_are_parameters() -> None:
@@ -154,6 +164,18 @@ def test_an_extension_is_bounded_and_needs_room() -> None:
     assert g.action.spec.per_step(60_000) == [2, 2, 4, 5] and g.until == 3840.0, "no stretch at all"
     d = decide_reprovisioning(ctx(3780.0, 0, p=full))
     assert d.grants == () and "demand 0 <= allocation 4" in d.skipped[0][1], "nothing left to run: no extension"
+
+
+def test_with_a_known_static_share_the_stretch_is_not_cut_at_the_bound() -> None:
+    """A stretch holds at most min(demand, max(ρ·R_recent, static)): with the static share known
+    it is never worse for the job than falling back to that share, and never bigger, so
+    `max_extension_s` does not end it (before, the run fell back to its whole static share)."""
+    params = DraParams(max_extension_s=60.0)
+    c = replace(ctx(3780.0, 1, params=params), static={"etl": 8})
+    (g,) = decide_reprovisioning(c).grants
+    r = _granted(record(), g, 3780.0)
+    (g,) = decide_reprovisioning(replace(ctx(3840.0, 1, r=r, params=params), static={"etl": 8})).grants
+    assert g.action.spec.deadline_ms == 3_960_000 and g.level == 1, "past the 60-s bound, at the demand"
 
 
 def test_past_the_planned_end_r_recent_is_the_skylines_last_minutes() -> None:

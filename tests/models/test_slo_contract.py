@@ -8,7 +8,7 @@ import pytest
 
 from harvester.lifecycle import InvalidTransition, check_table
 from harvester.models.slo_contract import (
-    CONTRACT_TRANSITIONS, ContractState, Override, Proposal, SignOffError, Terms, accept, effective_terms, fit_warning,
+    CONTRACT_TRANSITIONS, ContractState, Override, Proposal, SignOffError, Terms, accept, effective_terms, fit_note, fit_warning,
     from_doc, new_contract, override, reject, reset, to_doc,
 )
 
@@ -75,18 +75,21 @@ def test_reject_wins_over_everything_and_round_trips() -> None:
     assert from_doc("etl", to_doc(c)) == c
 
 
-@pytest.mark.parametrize(("earliest", "deadline", "memory", "warned"), [
-    (0.0, 600.0, (1024,) * 10, ""),                    # 10 whole steps [0, 600): exactly fits
-    (0.0, 600.0, (1024,) * 11, "needs 11 steps of 60s (660s) but the window [0.0s, 600.0s] holds 10"),
-    (0.0, 600.0, (1024,) * 10 + (0, 0), ""),           # steps needing nothing are not reserved
-    (30.0, 600.0, (1024,) * 10, "holds 9"),            # the window starts at the next whole step (60 s)
-    (30.0, 90.0, (1024,), "holds 0"),                  # no whole step inside [30, 90]
+@pytest.mark.parametrize(("earliest", "deadline", "memory", "warned", "noted"), [
+    (0.0, 600.0, (1024,) * 10, "", ""),                    # 10 whole steps [0, 600): exactly fits
+    (0.0, 600.0, (1024,) * 11, "needs 11 steps of 60s (660s) but the window [0.0s, 600.0s] holds 10", ""),
+    (0.0, 600.0, (1024,) * 10 + (0, 0), "", ""),           # steps needing nothing are not reserved
+    (30.0, 600.0, (1024,) * 10, "holds 9", ""),            # the window starts at the next whole step (60 s)
+    # no whole step inside [30, 90]: before, it held 0 and nothing could be reserved; now the steps covering it
+    (30.0, 90.0, (1024,), "", "holds no whole step of 60s: the reservation covers it, [0s, 120s)"),
+    (30.0, 50.0, (1024, 1024), "holds 1", "covers it, [0s, 60s)"),
 ])
-def test_a_skyline_longer_than_its_window_is_flagged(earliest: float, deadline: float, memory: tuple[int, ...],
-                                                     warned: str) -> None:
+def test_a_skyline_longer_than_its_window_is_flagged_and_a_window_without_a_whole_step_is_rounded_out(
+        earliest: float, deadline: float, memory: tuple[int, ...], warned: str, noted: str) -> None:
     terms = Terms(86_400.0, earliest, deadline, 0.0, 60.0, memory, tuple(1 if m else 0 for m in memory))
     got = fit_warning(terms)
-    assert (warned in got and "LowCost will reject it" in got) if warned else got == ""
+    assert (warned in got and "LowCost will reject it" in got and "static provisioning" in got) if warned else got == ""
+    assert noted in fit_note(terms) if noted else fit_note(terms) == ""
 
 
 def test_accepting_a_skyline_longer_than_its_window_says_so() -> None:
@@ -94,3 +97,7 @@ def test_accepting_a_skyline_longer_than_its_window_says_so() -> None:
     assert "holds 1" in long.warning and P.warning == "" and NONE.warning == ""
     c = accept(new_contract("etl", 0.0), long, 5.0, "ana")
     assert c.state is S.ACCEPTED and "(warning: the skyline needs 3 steps" in c.lifecycle.history[-1].reason
+    cut = Proposal("etl", 600.0, 30.0, 150.0, 0.0, False, "d = ...", 60.0, (2048,), (2,), "§5 LP over 4 of 6", 2)
+    c = accept(new_contract("etl", 0.0), cut, 5.0, "ana")
+    assert cut.warning == "" and cut.terms() is not None and cut.terms().longer_runs == 2  # type: ignore[union-attr]
+    assert "(reserved as: the skyline leaves out 2 training run(s) longer than the window" in c.lifecycle.history[-1].reason

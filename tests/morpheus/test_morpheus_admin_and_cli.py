@@ -49,6 +49,8 @@ def test_the_documents(rig: Rig) -> None:
     assert status == 200 and j["job"] == JOB.name and j["actionable"] and j["planned"] and j["runs"] == 12
     assert j["contract"]["state"] == "PROPOSED" and j["skyline"]["peak_memory_mb"] == 3072
     assert j["reservation"]["state"] == "SCHEDULED" and j["reservation"]["reservation_id"].startswith("reservation_")
+    assert j["service"]["service"] == "reserved" and j["service"]["why"].startswith("reserved: LowCost: steps 1..3")
+    assert j["start_at_once_until"] is None, "its reservation holds its longest run and opens before it could end"
     status, one = call(rig, f"/v1/morpheus/slo?job={JOB.name}")
     assert status == 200 and len(one["periods"]) == 12 and one["placement"]["offset_steps"] == 1
     assert one["skyline"]["estimator_form"] == {"resourceAllocation": {"0": {"memory": 3072, "vcores": 3},
@@ -58,6 +60,7 @@ def test_the_documents(rig: Rig) -> None:
     status, res = call(rig, "/v1/morpheus/reservations")
     assert status == 200 and res["plan"]["capacity"] == {"memory_mb": 16384, "vcores": 16}
     assert res["actions"][0]["kind"] == "submit" and res["actions"][0]["fate"] == "sent"
+    assert res["services"] == {JOB.name: j["service"]} and res["fallback_stays"] == {}
     assert rig.app.status()["morpheus"]["planned"] == 1
 
 
@@ -98,10 +101,13 @@ def test_accept_override_reject_through_the_cli(rig: Rig, capsys: pytest.Capture
     code, out, _ = cli(capsys, rig, "override", JOB.name, "--deadline-s", "200")
     rig.step(5)
     code, out, _ = cli(capsys, rig, "show", JOB.name)
-    assert "plan: not placed: rejected: window [1, 2] is shorter than the 3 steps" in out
+    assert "plan: not placed: it-etl: the skyline needs 3 steps of 60s (180s) but the window" in out
+    assert "service: static fallback (its own queue and static share): it-etl: the skyline needs 3 steps" in out
     warning = "WARNING: the skyline needs 3 steps of 60s (180s) but the window [9.2s, 200.0s] holds 2: LowCost will reject it"
     assert warning in out, "surfaced beside the sign-off, not only as LowCost's rejection"
-    assert warning in cli(capsys, rig, "list")[1]
+    listed = cli(capsys, rig, "list")[1]
+    assert warning in listed and "SERVICE" in listed
+    assert f"{JOB.name}: static fallback (its own queue and static share): {JOB.name}: the skyline needs 3 steps" in listed
     assert rig.app.metrics.registry.get_sample_value("harvester_morpheus_jobs",
                                                      {"status": "skyline_longer_than_window"}) == 1
     code, out, _ = cli(capsys, rig, "reject", JOB.name, "--reason", "runs ad hoc now")

@@ -15,12 +15,13 @@ from typing import Iterator
 import pytest
 
 from harvester.domain import Resources
+from harvester.emulator.queues import QueueConfig
 
 from morpheus_rig import JOB, PERIOD, Rig
 
 @pytest.fixture()
 def rig(request: pytest.FixtureRequest) -> Iterator[Rig]:
-    r = Rig(request.param)
+    r = Rig(**request.param) if isinstance(request.param, dict) else Rig(request.param)
     try:
         yield r
     finally:
@@ -43,6 +44,17 @@ def run_in_window(rig: Rig) -> tuple[str, str]:
     assert res["key"].endswith("@recurring") or res["arrival_ms"] == int(arrival * 1000), "the window of this period"
     app = c.work.mapreduce_sleep(2, Resources(1024, 1), map_duration_s=60.0, reservation_id=res["reservation_id"])
     return res["reservation_id"], app.app_id
+
+
+def job_app_in_window(rig: Rig, workers: int, duration_s: float) -> tuple[str, str]:
+    """Wait for the next window, submit a distributed shell NAMED as the job (apps are matched to
+    its reservation by name) into the job's reservation; (reservation id, app id)."""
+    rig.step(2)
+    rig.until(window_start(rig.cluster.clock.now()) + 1)
+    rid = rig.admin(f"/v1/morpheus/slo?job={JOB.name}")["reservation"]["reservation_id"]
+    app = rig.cluster.work.distributed_shell(workers, Resources(1024, 1), duration_s=duration_s,
+                                             name=f"{JOB.name}-20261124T1001", reservation_id=rid)
+    return rid, app.app_id
 
 
 def queue_capacity(rig: Rig, rid: str) -> tuple[float, int]:
@@ -104,19 +116,55 @@ def test_recurring_mode_shows_the_336_defect_in_the_second_period(rig: Rig) -> N
 @pytest.mark.parametrize("rig", ["one_off"], indirect=True)
 def test_dra_grows_the_open_reservation_for_a_job_asking_for_more(rig: Rig) -> None:
     c = rig.cluster
-    rig.step(2)
-    arrival = window_start(c.clock.now())
-    rig.until(arrival + 1)
-    rid = rig.admin(f"/v1/morpheus/slo?job={JOB.name}")["reservation"]["reservation_id"]
-    app = c.work.distributed_shell(8, Resources(1024, 1), duration_s=150.0, name=f"{JOB.name}-20261124T1001",
-                                   reservation_id=rid)  # the job's name: its runs are matched to it by name
+    rid, app_id = job_app_in_window(rig, 8, 150.0)
     rig.step(25)  # AM + workers ask for 9 containers > the 3 reserved: DRA grants min(9, ρ·3 = 6) for a minute
     grants = rig.admin("/v1/morpheus/reservations")["grants"]
     assert grants and grants[0]["level"] == 6 and grants[0]["fate"] == "sent", grants
-    assert "DRA §7" in grants[0]["reason"] and "cap ρ·max(R_recent) = 2×3 = 6" in grants[0]["reason"]
+    assert "DRA §7" in grants[0]["reason"] and "cap max(ρ·max(R_recent), static share) = max(2×3, 0) = 6" in grants[0]["reason"]
     (listed,) = [r for r in c.client.list_reservations(queue="root.default") if r.reservation_id == rid]
     assert max(r.num_containers for r in listed.definition.requests) == 6, "the RM holds the grant"
     rig.step(6)  # the update's nudge: the queue's capacity follows
     assert queue_capacity(rig, rid)[1] == 6144
-    got = c.client.get_app(app.app_id)
+    got = c.client.get_app(app_id)
     assert 6 <= got.running_containers <= 7, "up to the grant (+ one container: the CapacityScheduler's user limit)"
+
+
+@pytest.mark.parametrize("rig", ["one_off"], indirect=True)
+def test_dra_leaves_alone_an_app_of_the_job_that_is_not_inside_its_reservation(rig: Rig) -> None:
+    """An app of the job submitted to the plan queue before its window opened (3.3.6 refuses it
+    the reservation then: it runs in root.default-default, its REST queue still root.default) asks
+    for 9 containers while the window is open. Before: DRA matched it by name and grew the
+    reservation for it, capacity nobody in the reservation uses. Now it is left alone."""
+    c = rig.cluster
+    rig.step(2)
+    arrival = window_start(c.clock.now())
+    rig.until(arrival - 10)
+    app = c.work.distributed_shell(8, Resources(1024, 1), duration_s=300.0, name=f"{JOB.name}-20261124T1001")
+    rig.until(arrival + 30)
+    doc = rig.admin("/v1/morpheus/reservations")
+    assert c.client.get_app(app.app_id).queue == "root.default"
+    assert doc["grants"] == [], doc["grants"]
+    assert any("no app of the job inside its reservation" in why for why in doc["dra_not_now"].values()), doc["dra_not_now"]
+    assert doc["services"][JOB.name]["service"] == "reserved"
+
+
+@pytest.mark.parametrize("rig", [{"queues": (QueueConfig("default", 60.0, reservable=True), QueueConfig("etl", 40.0)),
+                                  "dra": {"enabled": False}, "fallback": {"home_queues": {JOB.name: "root.etl"}}}],
+                         indirect=True)
+def test_an_app_still_running_when_its_reservation_ends_goes_back_to_its_own_queue(rig: Rig) -> None:
+    """3.3.6 moves the apps of an ended reservation to root.default-default (the plan's leftover);
+    the loop moves ours on to the job's own queue (root.etl), where its static share is, with
+    its containers (decisions/static_fallback.py; PUT /apps/{id}/queue)."""
+    c = rig.cluster
+    rid, app_id = job_app_in_window(rig, 2, 400.0)
+    (rec,) = [r for r in rig.admin("/v1/morpheus/reservations")["reservations"] if r["reservation_id"] == rid]
+    rig.until(rec["deadline_ms"] / 1000 + 3)
+    assert c.client.get_app(app_id).queue == "root.default", "the RM moved it to the plan's default queue"
+    rig.step(10)  # fallback.settle_s (5 s), then the loop's next tick
+    got = c.client.get_app(app_id)
+    assert got.queue == "root.etl" and got.state == "RUNNING" and got.running_containers >= 1, (got.queue, got.state)
+    doc = rig.admin("/v1/morpheus/reservations")
+    (move,) = [a for a in doc["actions"] if a["kind"] == "move"]
+    assert move["fate"] == "sent" and "back to its own queue root.etl" in move["reason"]
+    (rec,) = [r for r in doc["reservations"] if r["reservation_id"] == rid]
+    assert any(f"static fallback: {app_id} to root.etl: sent" in e["event"] for e in rec["events"])

@@ -17,7 +17,7 @@ from harvester.models.job_sim import CompiledJob, DagRun, draw
 from harvester.models.slo_contract import Terms
 from harvester.sim.morpheus.history import consumer_time, polled_usage, fit_job, observe, p95_peak
 from harvester.sim.morpheus.report import summary
-from harvester.sim.morpheus.runner import JobDay, morpheus_day, static_day
+from harvester.sim.morpheus.runner import CUT, LATE_INPUT, NO_RESERVATION, JobDay, morpheus_day, static_day
 from harvester.sim.morpheus.workload import DAY_S, RecurringJob, recurring_jobs
 from harvester.sim.workload import build_job
 from tests.support.shared_paths import TRACES_DIR
@@ -88,6 +88,17 @@ def test_fit_job_infers_the_window_and_fits_the_identical_runs_exactly() -> None
     assert p95_peak(runs) == 4
 
 
+def test_a_run_no_poll_saw_is_left_out_of_the_skyline_as_live() -> None:
+    """A 5-s run ends before the first poll (10 s after its submission): its polled skyline is
+    empty. The live refit leaves such runs out; before, the simulator passed it to the LP, which
+    refused the whole fold ("runs with no memory_mb in use cannot be fitted") and the job got no
+    skyline at all (the Alibaba 2017 hourly jobs lost 160 folds so)."""
+    runs = [a_run(d, 1000.0 + 10 * d) for d in range(5)] + [a_run(5, 1050.0, n=1, secs=5.0)]
+    assert not runs[-1].usage.any()
+    f = fit_job(recurring(), runs, 5000.0, 0.01, seed=1)
+    assert f.terms is not None and f.terms.vcores == (4, 4), f.why
+
+
 def test_a_consumer_before_the_inputs_arrive_gives_no_reservation() -> None:
     runs = [a_run(d, 1000.0) for d in range(6)]
     f = fit_job(recurring(), runs, 500.0, 0.01, seed=1)
@@ -104,30 +115,41 @@ def test_static_day_holds_the_level_until_the_job_ends() -> None:
     assert static_day([jd], {"job": 4}).outcomes[0].met  # 90 s at 4
 
 
-def _window_job(submit_tod: float) -> JobDay:
+def _window_job(submit_tod: float, static: int = 2) -> JobDay:
     """4 tasks of 60 s (240 container-s); the skyline reserves 1 container for 3 minutes in [0, 600 s]."""
     job = tasks_of(4, 60.0)
     run = observe("job", 1, job, draw(job, np.random.default_rng(0)), DAY_S + submit_tod)
     terms = Terms(DAY_S, 0.0, 600.0, 0.0, 60.0, (1024,) * 3, (1,) * 3)
-    return JobDay(recurring(), run, DAY_S + 600.0, terms)
+    return JobDay(recurring(), run, DAY_S + 600.0, terms, static_level=static)
 
 
-def test_without_dra_a_job_slower_than_its_skyline_is_cut_off_at_the_window_end() -> None:
+def test_without_dra_a_job_slower_than_its_skyline_falls_back_to_its_static_share_at_the_window_end() -> None:
+    """Before: cut at the window's end (180 s) with its last task unstarted, a miss. Now the run
+    keeps its user's static request (2) from then on: [180, 240), met (decisions/static_fallback)."""
     res = morpheus_day([_window_job(0.0)], 1, Resources(10 * 1024, 10), dra=False)
     o = res.outcomes[0]
-    assert not o.met and o.note == "window ended" and o.held_cs == 180.0 and o.grants == 0
-    assert res.peak_vcores == 1.0
+    assert o.met and o.note == CUT and o.finish_s == DAY_S + 240.0 and o.grants == 0
+    assert (o.held_cs, o.static_cs) == (180.0 + 2 * 60.0, 2 * 60.0)
+    assert res.peak_vcores == 2.0, "the static share is held (and counted) after the reservation"
 
 
-def test_dra_grants_rho_times_the_recent_skyline_and_the_job_finishes() -> None:
-    # t=20 s: demand 1 running + 3 ready = 4 > 1 reserved; cap ρ·max(R_recent) = 2 → 2 containers for
-    # steps 0-1; tasks run [0,60) [20,80) [60,120) [80,140); at 120 s the demand (1) fits the skyline,
-    # but the window ends at 180 s, before DRA looks again (T = 60 s): it is stretched by one minute
-    # of 1 container (§7; the job ends at 140 s, so that minute is the price of deciding T ahead)
-    res = morpheus_day([_window_job(0.0)], 1, Resources(10 * 1024, 10), dra=True)
+@pytest.mark.parametrize("static, finish, held", [
+    (1, 140.0, 2 * 120.0 + 60.0 + 60.0),
+    (2, 140.0, 2 * 120.0 + 60.0 + 60.0),
+    (4, 80.0, 4 * 120.0 + 60.0),       # its static share (4) raises the cap: 4 for 2 minutes, done at 80 s
+])
+def test_dra_grants_rho_times_the_recent_skyline_or_the_static_share_and_the_job_finishes(
+        static: int, finish: float, held: float) -> None:
+    # t=20 s: demand 1 running + 3 ready = 4 > 1 reserved; cap max(ρ·max(R_recent), static) = 2 → 2
+    # containers for steps 0-1; tasks run [0,60) [20,80) [60,120) [80,140); at 120 s the demand (1)
+    # fits the skyline, but the window ends at 180 s, before DRA looks again (T = 60 s): it is
+    # stretched by one minute of 1 container (§7; the job ends at 140 s, so that minute is the price
+    # of deciding T ahead). With a static share of 4 the grant is 4 for 2 minutes: [0,60) [20,80) x3
+    jd = _window_job(0.0)
+    res = morpheus_day([JobDay(jd.job, jd.run, jd.deadline_s, jd.terms, static)], 1, Resources(10 * 1024, 10), dra=True)
     o = res.outcomes[0]
-    assert o.met and o.finish_s == DAY_S + 140.0 and o.grants == 2
-    assert o.held_cs == 2 * 120.0 + 60.0 + 60.0 and res.peak_vcores == 2.0
+    assert o.met and o.finish_s == DAY_S + finish and o.note == ""
+    assert o.held_cs == held
 
 
 @pytest.mark.parametrize("tick", [5.0, 7.5, 15.0, 20.0])
@@ -138,7 +160,7 @@ def test_dra_extends_the_window_of_a_job_still_running_at_its_end(tick: float) -
     still running; §7 stretches it by a minute, so the job ends at 180 + t instead of being cut."""
     job = tasks_of(4, 90.0)
     run = observe("job", 1, job, draw(job, np.random.default_rng(0)), DAY_S)
-    jd = JobDay(recurring(), run, DAY_S + 600, Terms(DAY_S, 0.0, 600.0, 0.0, 60.0, (1024,) * 3, (1,) * 3))
+    jd = JobDay(recurring(), run, DAY_S + 600, Terms(DAY_S, 0.0, 600.0, 0.0, 60.0, (1024,) * 3, (1,) * 3), 1)
     o = morpheus_day([jd], 1, Resources(10 * 1024, 10), dra=True, tick_s=tick).outcomes[0]
     assert o.met and o.note == "" and o.finish_s == DAY_S + 180.0 + tick
     assert o.held_cs == 60.0 * (2 + 2 + 2 + 2 + 1), "2 containers for 4 minutes, then 1 for the extra minute"
@@ -148,7 +170,8 @@ def test_dra_finds_no_room_in_a_full_cluster_but_stretches_into_the_free_minutes
     # 1 container of capacity: no grant above the skyline's 1 container inside the window, so the
     # tasks run one at a time [0,60) [60,120) [120,180) [180,240); after 180 s the cluster is free
     # and the window is stretched a minute at a time (grants at 120 and 180 s) until the job ends
-    res = morpheus_day([_window_job(0.0)], 1, Resources(1024, 1), dra=True)
+    # (its static share, 1 container, is no better than the stretch)
+    res = morpheus_day([_window_job(0.0, static=1)], 1, Resources(1024, 1), dra=True)
     o = res.outcomes[0]
     assert o.met and o.finish_s == DAY_S + 240.0 and o.grants == 2 and o.held_cs == 5 * 60.0
     assert res.peak_vcores == 1.0, "never above the cluster"
@@ -160,22 +183,25 @@ def test_lowcost_stretches_the_skyline_and_greedy_keeps_it(agent: str, peak: flo
     (gang 1, §5 "stretched over time"); greedy places it as fitted at the earliest offset."""
     from harvester.decisions import reservation_packing
     jd = _window_job(0.0)
-    jd = JobDay(jd.job, jd.run, jd.deadline_s, Terms(DAY_S, 0.0, 600.0, 0.0, 60.0, (2048, 2048), (2, 2)))
+    jd = JobDay(jd.job, jd.run, jd.deadline_s, Terms(DAY_S, 0.0, 600.0, 0.0, 60.0, (2048, 2048), (2, 2)), 1)
     res = morpheus_day([jd], 1, Resources(10 * 1024, 10), dra=False, agent=getattr(reservation_packing, agent))
     o = res.outcomes[0]
     assert (res.peak_vcores, o.finish_s, o.held_cs, o.met) == (peak, DAY_S + finish, 240.0, True)
 
 
-def test_inputs_after_the_window_never_run() -> None:
+def test_inputs_after_the_window_run_on_the_static_share() -> None:
+    """Before: never run, a miss. Now: 4 × 60 s on the static 2 containers from the submission (400 s)."""
     res = morpheus_day([_window_job(400.0)], 1, Resources(10 * 1024, 10), dra=True)
-    assert res.outcomes[0].note == "input after the window" and not res.outcomes[0].met
+    o = res.outcomes[0]
+    assert o.note == LATE_INPUT and o.met and o.finish_s == DAY_S + 520.0 and o.static_cs == 2 * 120.0
 
 
 def test_summary_ratios() -> None:
-    rows = [{"policy": p, "alpha": a, "met": m, "held_cs": 3600.0, "grants": g}
-            for p, a, m, g in [("user", None, False, 0), ("user", None, False, 0), ("user", None, True, 0),
-                               ("p95", None, True, 0), ("p95", None, False, 0), ("p95", None, True, 0),
-                               ("morpheus", 0.01, True, 0), ("morpheus", 0.01, True, 0), ("morpheus", 0.01, True, 3)]]
+    rows = [{"policy": p, "alpha": a, "met": m, "held_cs": 3600.0, "grants": g, "note": n, "static_cs": 1800.0 if n else 0.0}
+            for p, a, m, g, n in [("user", None, False, 0, ""), ("user", None, False, 0, ""), ("user", None, True, 0, ""),
+                                  ("p95", None, True, 0, ""), ("p95", None, False, 0, ""), ("p95", None, True, 0, ""),
+                                  ("morpheus", 0.01, True, 0, NO_RESERVATION), ("morpheus", 0.01, True, 0, CUT),
+                                  ("morpheus", 0.01, True, 3, "")]]
     days = [{"policy": "user", "alpha": None, "peak_memory_mb": 100.0, "peak_vcores": 10.0},
             {"policy": "p95", "alpha": None, "peak_memory_mb": 50.0, "peak_vcores": 8.0},
             {"policy": "morpheus", "alpha": 0.01, "peak_memory_mb": 40.0, "peak_vcores": 4.0,
@@ -185,6 +211,8 @@ def test_summary_ratios() -> None:
     assert s["morpheus[α=0.01]"]["footprint_vcores_vs_user"] == 0.4 and s["morpheus[α=0.01]"]["footprint_vcores_vs_p95"] == 0.5
     assert s["morpheus[α=0.01]"]["footprint_vcores_vs_p95_same_jobs"] == 0.8 and s["p95"]["footprint_vcores_vs_p95_same_jobs"] == 1.0
     assert s["morpheus[α=0.01]"]["grants"] == 3 and s["user"]["container_hours"] == 3.0
+    assert (s["morpheus[α=0.01]"]["static_runs"], s["morpheus[α=0.01]"]["unreserved_runs"]) == (2, 1)
+    assert s["morpheus[α=0.01]"]["static_container_hours"] == 1.0
 
 
 def test_cli_rejects_missing_traces_and_bad_alphas(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,6 +9,7 @@ Tests move time with `advance(s)`; every HTTP request catches the emulator up to
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 from rm_client import RMClient, RMClientConfig
@@ -16,6 +17,7 @@ from rm_client import RMClient, RMClientConfig
 from harvester.clock import SimClock
 from harvester.domain import Resources
 from harvester.emulator import Emulator, EmulatorConfig, EmulatorServer, Workload
+from harvester.emulator.queues import QueueConfig
 
 T0 = 1_795_430_000.0
 N1, N2 = "localhost:45454", "localhost:45455"
@@ -23,9 +25,10 @@ N1, N2 = "localhost:45454", "localhost:45455"
 
 class EmuCluster:
     def __init__(self, nodes: Sequence[str] = (N1, N2), *, total: Resources = Resources(8192, 8),
-                 cores: float = 2.0, start: float = T0) -> None:
+                 cores: float = 2.0, start: float = T0, queues: tuple[QueueConfig, ...] | None = None) -> None:
         self.clock = SimClock(start=start)
-        self.emu = Emulator(self.clock, EmulatorConfig(cluster_ts_ms=int(start * 1000)))
+        cfg = EmulatorConfig(cluster_ts_ms=int(start * 1000))
+        self.emu = Emulator(self.clock, cfg if queues is None else replace(cfg, queues=queues))
         self.work = Workload(self.emu)
         self.work.add_nodes(list(nodes), total, cores, host_memory_mb=24576.0, base_memory_mb=700.0)
         self.server = EmulatorServer(self.emu).start()

@@ -42,8 +42,8 @@ def emulator_settings(url: str, **sections: Any) -> Settings:
 
 
 class Rig:
-    def __init__(self, mode: str = "one_off", **morpheus: Any) -> None:
-        self.cluster = EmuCluster(start=1_795_430_000.0 + 20.0)
+    def __init__(self, mode: str = "one_off", queues: Any = None, **morpheus: Any) -> None:
+        self.cluster = EmuCluster(start=1_795_430_000.0 + 20.0, queues=queues)
         self._dir = Path(tempfile.mkdtemp(prefix="morpheus-rig-"))
         self.token_file = self._dir / "admin.token"
         self.token_file.write_text(ADMIN_TOKEN + "\n")

@@ -13,11 +13,12 @@
 - Provenance (no trace has any, ../shared/traces/README.md; the pattern is that of the recorded
   pipeline, fixtures hdfs-3.3.6/provenance-recurring): an upstream writes the day's input 1 s
   before the submission (the trace's submit time is T_inAvail), the run reads it and writes its
-  output at its end, and a downstream consumer reads the output at a fixed time of day c_j plus
-  U(0, 60) s, or 1 s after the output appears when it is later. c_j = the 95th percentile of
-  the history's ends (time of day: the consumer is scheduled after the output is usually
-  there) + `slack` × the median duration, slack ~ U(0.25, 3) per job: §9.1 Fig. 9a says about
-  70 % of jobs have slack to run twice before their deadline (P(slack >= 1) = 0.73 here).
+  output at its end, and a downstream consumer reads the output at a fixed time of its period
+  c_j plus U(0, 60) s, or 1 s after the output appears when it is later. c_j = the 95th
+  percentile of the history's ends (within the period: the consumer is scheduled after the
+  output is usually there) + `slack` × the median duration, slack ~ U(0.25, 3) per job: §9.1
+  Fig. 9a says about 70 % of jobs have slack to run twice before their deadline (P(slack >= 1) =
+  0.73 here). A run's `day` is the index of its period (a day, or an hour for hourly jobs).
   These events go through the SAME §4 inference as live (build_graph, fit_slo).
 """
 
@@ -30,8 +31,9 @@ import numpy as np
 from harvester.models.completion_time import max_parallelism
 from harvester.models.job_sim import CompiledJob, DagRun, Draws, draw
 from harvester.models.provenance import Access, FileAccess, RunRecord, build_graph
-from harvester.models.skyline import RunSkyline, SkylineFitError, SkylineParams, fit_skyline
-from harvester.models.slo_contract import Terms
+from harvester.models.skyline import RunSkyline, SkylineFitError, SkylineParams
+from harvester.models.skyline_window import fit_in_window
+from harvester.models.slo_contract import Terms, window_steps
 from harvester.models.slo_inference import JobSlo, SloParams, fit_slo
 from harvester.sim.jockey.truth import Variability, true_model
 from harvester.sim.morpheus.workload import DAY_S, RecurringJob
@@ -54,6 +56,11 @@ class TrueRun:
     makespan_s: float
     peak: int                 # most containers in use at once, unconstrained
     usage: np.ndarray         # mean containers in use per step from the submission
+    period_s: float = DAY_S   # `day` is the index of its period (of the job's recurrence)
+
+    @property
+    def period_start(self) -> float:
+        return self.day * self.period_s
 
 
 def polled_usage(run: DagRun, start_s: float, step_s: float = STEP_S, poll_s: float = POLL_S) -> np.ndarray:
@@ -82,20 +89,21 @@ def true_run(job: RecurringJob, day: int, seed: int) -> TrueRun:
     """The run of `job` on `day` for `seed`, with its unconstrained history (module docstring)."""
     compiled = CompiledJob(true_model(job.runs[day], VARIABILITY, seed=seed))
     return observe(job.name, day, compiled, draw(compiled, np.random.default_rng([seed, day, 23])),
-                   float(job.runs[day].submit_s))
+                   float(job.runs[day].submit_s), job.period_s)
 
 
-def observe(job: str, day: int, compiled: CompiledJob, draws: Draws, submit_s: float) -> TrueRun:
+def observe(job: str, day: int, compiled: CompiledJob, draws: Draws, submit_s: float,
+            period_s: float = DAY_S) -> TrueRun:
     """A run as history records it: played unconstrained from `submit_s`."""
     run = DagRun(compiled, draws, max_parallelism(compiled.model), start_s=submit_s)
     finish = run.run_to_end()
     return TrueRun(job, day, f"{job}#{day}", compiled, draws, submit_s, finish - submit_s, _peak(run),
-                   polled_usage(run, submit_s))
+                   polled_usage(run, submit_s), period_s)
 
 
 def consumer_time(runs: list[TrueRun], slack: float) -> float:
     """c_j, seconds after the period start (module docstring)."""
-    ends = [(r.submit_s + r.makespan_s) - r.day * DAY_S for r in runs]
+    ends = [(r.submit_s + r.makespan_s) - r.period_start for r in runs]
     return float(np.percentile(ends, 95) + slack * np.median([r.makespan_s for r in runs]))
 
 
@@ -106,7 +114,7 @@ def provenance(job: str, runs: list[TrueRun], consumer_s: float, rng: np.random.
     for r in runs:
         inp, out = f"/warehouse/{job}/input/day={r.day}", f"/warehouse/{job}/output/day={r.day}"
         end = r.submit_s + r.makespan_s
-        read_at = max(r.day * DAY_S + consumer_s + float(rng.uniform(0.0, 60.0)), end + 1.0)
+        read_at = max(r.period_start + consumer_s + float(rng.uniform(0.0, 60.0)), end + 1.0)
         acc += [FileAccess(r.submit_s - 1.0, Access.WRITE, inp, None, "upstream", "create"),
                 FileAccess(r.submit_s, Access.READ, inp, r.run_id, r.run_id, "open"),
                 FileAccess(end, Access.WRITE, out, r.run_id, r.run_id, "rename"),
@@ -134,13 +142,22 @@ def fit_job(job: RecurringJob, train: list[TrueRun], consumer_s: float, alpha: f
         return Fitted(job.name, slo, None, f"SLO: {slo.reason}")
     c = job.container  # one container size: the skyline is whole containers of it (memory and vcores alike)
     params = SkylineParams(alpha=alpha)
+    first, last = window_steps(slo.earliest_start_s, slo.deadline_s, STEP_S)
+    # as the live refit: a run no poll saw running (shorter than the poll interval) has no skyline
+    seen = [r for r in train if r.usage.any()]
+    if len(seen) < params.min_runs:
+        return Fitted(job.name, slo, None, f"skyline: {len(seen)} of {len(train)} runs have a usable polled skyline "
+                                           f"(need {params.min_runs})")
     try:
-        sky = fit_skyline([RunSkyline(r.run_id, STEP_S, r.usage * c.memory_mb, r.usage * c.vcores, c) for r in train],
-                          params)
+        sky = fit_in_window([RunSkyline(r.run_id, STEP_S, r.usage * c.memory_mb, r.usage * c.vcores, c) for r in seen],
+                            max(0, last - first + 1), params)
     except SkylineFitError as exc:
         return Fitted(job.name, slo, None, f"skyline: {exc}")
+    if sky.model is None:
+        return Fitted(job.name, slo, None, f"skyline: {sky.why}")
     terms = Terms(slo.period_s, slo.earliest_start_s, slo.deadline_s, slo.grid_origin_s, STEP_S,
-                  tuple(int(x) for x in sky.memory_mb), tuple(int(x) for x in sky.vcores), slo.problematic)
+                  tuple(int(x) for x in sky.model.memory_mb), tuple(int(x) for x in sky.model.vcores), slo.problematic,
+                  sky.longer, max(r.makespan_s for r in train))
     return Fitted(job.name, slo, terms, "")
 
 

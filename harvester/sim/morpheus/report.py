@@ -1,5 +1,5 @@
-"""Tables, JSON and the figure of the Morpheus evaluation (docs/evaluation/morpheus-results.{md,json},
-docs/evaluation/img/morpheus.png).
+"""Tables and JSON of the Morpheus evaluation (docs/evaluation/morpheus-results.{md,json}; the
+figure is figure.py).
 
     python -m harvester.sim.morpheus.report docs/evaluation/morpheus-results.json [out.png]   # re-print / redraw
 """
@@ -7,35 +7,35 @@ docs/evaluation/img/morpheus.png).
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections import defaultdict
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import numpy as np
-
-from harvester.sim.morpheus.evaluate import PAPER, EvalPlan, SeedResult
+from harvester.sim.morpheus.evaluate import PAPER, SWEPT, EvalPlan, SeedResult
+from harvester.sim.morpheus.figure import figure
+from harvester.sim.morpheus.results import RESERVED_LATE, label, main_alpha, rows_of, sweep_summary
 from harvester.sim.morpheus.runner import NO_RESERVATION
 
-ROW_COLUMNS = ("seed", "day", "job", "policy", "alpha", "met", "late_s", "held_cs", "grants", "note")
-
-
-def label(policy: str, alpha: float | None) -> str:
-    return policy if alpha is None else f"{policy}[α={alpha:g}]"
+ROW_COLUMNS = ("seed", "day", "job", "policy", "alpha", "met", "late_s", "held_cs", "grants", "note", "static_cs")
 
 
 def summary(rows: Iterable[dict[str, Any]], days: Iterable[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per policy label: runs, violations, container-hours held, grants, and footprint (Σ over
-    (seed, day) of the day's peak) with its ratio to the user baseline and to p95."""
+    """Per policy label: runs, violations, runs served static (all of it, or after the window),
+    container-hours held (of which static fallback), grants, and footprint (Σ over (seed, day) of
+    the day's peak) with its ratio to the user baseline and to p95 (over all jobs, and over the
+    jobs the policy reserved)."""
     out: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for r in rows:
         s = out[label(r["policy"], r["alpha"])]
         s["runs"] += 1
         s["violations"] += 0 if r["met"] else 1
         s["container_hours"] += r["held_cs"] / 3600.0
+        s["static_container_hours"] += r.get("static_cs", 0.0) / 3600.0
         s["grants"] += r["grants"]
+        s["static_runs"] += 1 if r["note"] and r["policy"] not in ("user", "p95") else 0
+        s["unreserved_runs"] += 1 if r["note"] == NO_RESERVATION else 0
     for d in days:
         s = out[label(d["policy"], d["alpha"])]
         s["peak_memory_mb_sum"] += d["peak_memory_mb"]
@@ -71,16 +71,17 @@ def _r(v: float | None) -> str:
 
 def headline_table(summ: dict[str, dict[str, float]]) -> str:
     head = ("| policy | runs | SLO violations | % | fewer than user | fewer than p95 | footprint (peak vcores) vs user "
-            "| vs p95 | vs p95 on the jobs it reserved | peak memory vs user | container-hours | DRA grants |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+            "| vs p95 | vs p95 on the jobs it reserved | peak memory vs p95 | runs served static (not reserved) "
+            "| container-hours (static) | DRA grants |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for n in order(summ):
         s = summ[n]
         lines.append(f"| {n} | {s['runs']:.0f} | {s['violations']:.0f} | {s['violation_pct']:.1f} | "
                      f"{_x(s.get('fewer_violations_vs_user'))} | {_x(s.get('fewer_violations_vs_p95'))} | "
                      f"{_r(s.get('footprint_vcores_vs_user'))} | {_r(s.get('footprint_vcores_vs_p95'))} | "
-                     f"{_r(s.get('footprint_vcores_vs_p95_same_jobs'))} | "
-                     f"{_r(s.get('footprint_memory_mb_vs_user'))} | {s['container_hours']:.0f} | {s['grants']:.0f} |")
+                     f"{_r(s.get('footprint_vcores_vs_p95_same_jobs'))} | {_r(s.get('footprint_memory_mb_vs_p95'))} | "
+                     f"{s.get('static_runs', 0):.0f} ({s.get('unreserved_runs', 0):.0f}) | "
+                     f"{s['container_hours']:.0f} ({s.get('static_container_hours', 0):.0f}) | {s['grants']:.0f} |")
     return head + "\n".join(lines) + "\n"
 
 
@@ -99,21 +100,65 @@ def per_job_table(rows: Sequence[dict[str, Any]], alpha: float) -> str:
 
 
 def notes_table(rows: Sequence[dict[str, Any]]) -> str:
-    count: dict[tuple[str, str], int] = defaultdict(int)
+    count: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    static_met = _static_met(rows)
     for r in rows:
         if not r["met"]:
-            count[(label(r["policy"], r["alpha"]), r["note"] or "finished after d_j")] += 1
-    head = "| policy | why the deadline was missed | runs |\n|---|---|---|\n"
+            c = count[(label(r["policy"], r["alpha"]),
+                       r["note"] or ("finished after d_j" if r["policy"] in ("user", "p95") else RESERVED_LATE))]
+            c[0] += 1
+            c[1] += 1 if static_met.get((r["seed"], r["day"], r["job"])) else 0
+    head = "| policy | how the run was served, and missed | runs | of which both static baselines met |\n|---|---|---|---|\n"
     rank = {n: i for i, n in enumerate(order({p for p, _ in count}))}
-    return head + "\n".join(f"| {p} | {w} | {n} |" for (p, w), n in sorted(count.items(), key=lambda x: (rank[x[0][0]], x[0][1]))) + "\n"
+    return head + "\n".join(f"| {p} | {w} | {n} | {s} |" for (p, w), (n, s) in
+                            sorted(count.items(), key=lambda x: (rank[x[0][0]], x[0][1]))) + "\n"
+
+
+def _static_met(rows: Sequence[dict[str, Any]]) -> dict[tuple[int, int, str], bool]:
+    """(seed, day, job) → whether BOTH static baselines met it."""
+    met: dict[tuple[int, int, str], bool] = {}
+    for r in rows:
+        if r["policy"] in ("user", "p95"):
+            k = (r["seed"], r["day"], r["job"])
+            met[k] = met.get(k, True) and bool(r["met"])
+    return met
+
+
+def worse_than_static(rows: Sequence[dict[str, Any]], policy: str, alpha: float) -> list[dict[str, Any]]:
+    """The runs `policy` missed that both static baselines met."""
+    met = _static_met(rows)
+    return [r for r in rows if r["policy"] == policy and r["alpha"] == alpha and not r["met"]
+            and met.get((r["seed"], r["day"], r["job"]))]
+
+
+def sweep_table(sweep: Sequence[dict[str, Any]], static_misses: dict[str, int]) -> str:
+    if not sweep:
+        return ""
+    rows = sweep_summary(sweep)
+    head = ("| policy | plan capacity (× p95's largest peak) | missed | runs served static (not reserved) "
+            "| footprint (Σ daily peak vcores) vs p95 |\n|---|---|---|---|---|\n")
+    body = "\n".join(f"| {r['policy']} | {r['capacity_factor']:g} | {r['missed']:.0f}/{r['runs']:.0f} | "
+                     f"{r['static_runs']:.0f} ({r['unreserved']:.0f}) | {_r(r['footprint_vs_p95'])} |" for r in rows)
+    lines = []
+    for base, bar in sorted(static_misses.items()):
+        best = [f"{p}: " + next((f"{r['capacity_factor']:g} (footprint {_r(r['footprint_vs_p95'])} of p95's)"
+                                 for r in rows if r["policy"] == p and r["missed"] <= bar), "none swept")
+                for p in SWEPT]
+        lines.append(f"Smallest plan capacity missing no more than {base} static ({bar}): " + "; ".join(best) + ".")
+    return head + body + "\n\n" + "\n".join(lines) + "\n"
 
 
 def merge(results: Sequence[SeedResult]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {"rows": [], "days": [], "slos": [], "excluded": [], "jobs": []}
+    out: dict[str, list[dict[str, Any]]] = {"rows": [], "days": [], "slos": [], "excluded": [], "jobs": [], "sweep": []}
     for r in results:
         for k in out:
             out[k] += getattr(r, k)
     return out
+
+
+def stem(plan: EvalPlan) -> str:
+    """File stem of a workload's report: `morpheus` (the Alibaba 2018 daily jobs), else `morpheus-<workload>`."""
+    return "morpheus" if plan.workload == "alibaba-2018" else f"morpheus-{plan.workload}"
 
 
 def write_report(out_dir: Path, plan: EvalPlan, results: Sequence[SeedResult], command: str) -> list[Path]:
@@ -122,80 +167,43 @@ def write_report(out_dir: Path, plan: EvalPlan, results: Sequence[SeedResult], c
     out_dir.mkdir(parents=True, exist_ok=True)
     setup = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(plan).items()}
     doc = {"command": command, "paper": PAPER, "setup": setup, "summary": summ, "jobs": data["jobs"],
-           "slos": data["slos"], "excluded": data["excluded"], "days": data["days"],
+           "slos": data["slos"], "excluded": data["excluded"], "days": data["days"], "sweep": data["sweep"],
+           "sweep_summary": sweep_summary(data["sweep"]),
            "rows": {"columns": list(ROW_COLUMNS), "data": [[r[c] for c in ROW_COLUMNS] for r in data["rows"]]}}
-    js = out_dir / "morpheus-results.json"
+    name = stem(plan)
+    js = out_dir / f"{name}-results.json"
     js.write_text(json.dumps(doc, indent=None, default=str, allow_nan=False) + "\n", encoding="utf-8")
-    md = out_dir / "morpheus-results.md"
+    md = out_dir / f"{name}-results.md"
     md.write_text(render(doc), encoding="utf-8")
-    png = out_dir / "img" / "morpheus.png"
+    png = out_dir / "img" / f"{name}.png"
     figure(doc, png)
     return [md, js, png]
 
 
-REASONS = ("finished after d_j", NO_RESERVATION, "input after the window", "window ended")
-FAMILY = {"user": ("s", "tab:red"), "p95": ("D", "tab:green"), "morpheus": ("o", "tab:blue"),
-          "morpheus+dra": ("^", "tab:purple"), "greedy": ("v", "tab:gray"), "greedy+dra": ("<", "tab:orange")}
-
-
-def figure(doc: dict[str, Any], path: Path) -> None:
-    """Left: violations against footprint (vs p95 on the same jobs) per policy and α. Right: why
-    the runs missed, at the main α."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = [dict(zip(doc["rows"]["columns"], r)) for r in doc["rows"]["data"]]
-    alphas = doc["setup"]["alphas"]
-    main = 0.01 if 0.01 in alphas else alphas[0]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.6))
-    for name, s in doc["summary"].items():
-        fam = name.split("[")[0]
-        marker, color = FAMILY.get(fam, ("x", "black"))
-        x = s.get("footprint_vcores_vs_p95_same_jobs") or s.get("footprint_vcores_vs_p95")
-        ax1.scatter([x], [s["violation_pct"]], marker=marker, color=color, s=50, label=fam)
-        if "[" in name:
-            ax1.annotate(name[name.index("=") + 1:-1], (x, s["violation_pct"]), fontsize=7, xytext=(4, 2),
-                         textcoords="offset points")
-    handles, labels = ax1.get_legend_handles_labels()
-    seen = dict(zip(labels, handles))
-    ax1.legend(seen.values(), seen.keys(), fontsize=8)
-    ax1.set_xscale("log")
-    ax1.set_ylim(bottom=0)
-    ax1.set_xlabel("daily peak vcores / p95 static's on the same jobs (Σ over days; labels: α)")
-    ax1.set_ylabel("runs missing d_j, worst case (%)")
-    ax1.set_title("violations vs footprint")
-    names = ["user", "p95"] + [label(p, main) for p in ("morpheus", "morpheus+dra", "greedy", "greedy+dra")]
-    bottom = np.zeros(len(names))
-    for reason in REASONS:
-        n = np.array([sum(1 for r in rows if label(r["policy"], r["alpha"]) == nm and not r["met"]
-                          and (r["note"] or "finished after d_j") == reason) for nm in names], dtype=float)
-        ax2.bar(range(len(names)), n, bottom=bottom, label=reason)
-        bottom += n
-    ax2.set_xticks(range(len(names)), [n.replace("[", "\n[") for n in names], fontsize=7)
-    ax2.set_ylabel(f"missed runs (of {sum(1 for r in rows if r['policy'] == 'user')})")
-    ax2.set_title(f"why runs missed (α = {main:g})")
-    ax2.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def render(doc: dict[str, Any]) -> str:
-    rows = [dict(zip(doc["rows"]["columns"], r)) for r in doc["rows"]["data"]]
-    alphas = doc["setup"]["alphas"]
-    main = 0.01 if 0.01 in alphas else alphas[0]
+    rows = rows_of(doc)
+    main = main_alpha(doc)
+    summ = doc["summary"]
+    worse = worse_than_static(rows, "morpheus+dra", main)
     parts = [f"# Morpheus evaluation — generated results\n\nGenerated by `{doc['command']}`; the report is "
              f"[morpheus.md](morpheus.md). Paper: {doc['paper']}.\n",
-             f"Seeds {', '.join(str(s) for s in doc['setup']['seeds'])}; {len({j['job'] for j in doc['jobs']})} daily jobs; "
-             f"{len(doc['excluded'])} (seed, day, job[, α]) not evaluated (no actionable SLO or no skyline).\n",
-             "## All policies\n", headline_table(doc["summary"]),
+             f"Workload {doc['setup'].get('workload', 'alibaba-2018')}; seeds {', '.join(str(s) for s in doc['setup']['seeds'])}; "
+             f"{len({j['job'] for j in doc['jobs']})} recurring jobs; "
+             f"{len(doc['excluded'])} (seed, period, job[, α]) not evaluated or without a skyline.\n",
+             "## All policies\n", headline_table(summ),
              f"\n## Per job (α = {main:g}): missed / runs\n", per_job_table(rows, main),
-             "\n## Why deadlines were missed\n", notes_table(rows)]
+             "\n## Why deadlines were missed\n", notes_table(rows),
+             f"\n## morpheus+dra (α = {main:g}) missed, where both static baselines met: {len(worse)}\n"]
+    if worse:
+        parts.append("| seed | period | job | how it was served | late by (s) | DRA grants |\n|---|---|---|---|---|---|\n" +
+                     "\n".join(f"| {r['seed']} | {r['day']} | {r['job']} | {r['note'] or RESERVED_LATE} | "
+                               f"{'never finished' if r['late_s'] is None else r['late_s']} | {r['grants']} |"
+                               for r in worse) + "\n")
+    if doc.get("sweep"):
+        static = {b: int(summ[b]["violations"]) for b in ("user", "p95") if b in summ}
+        parts += [f"\n## Cluster-size sweep (§9.1 Fig. 10a; α = {main:g})\n", sweep_table(doc["sweep"], static)]
     if doc["excluded"]:
-        parts += ["\n## Not evaluated\n", "| seed | day | job | why |\n|---|---|---|---|\n" +
+        parts += ["\n## Not evaluated, or no skyline (served static)\n", "| seed | period | job | why |\n|---|---|---|---|\n" +
                   "\n".join(f"| {e['seed']} | {e['day']} | {e['job']} | {e['why']} |" for e in doc["excluded"]) + "\n"]
     return "\n".join(parts)
 
