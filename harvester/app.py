@@ -25,6 +25,7 @@ import dataclasses
 import logging
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -83,6 +84,8 @@ from harvester.telemetry.rm_deadline_jobs import RMDeadlineJobs
 from harvester.telemetry.rm_jobs import RMJobRuns
 from harvester.telemetry.rm_reservations import RMReservationView
 from harvester.telemetry.source import TelemetrySource
+
+LOOPS_STOP_S = 2.0  # all loops together, on stop
 
 log = logging.getLogger(__name__)
 
@@ -378,8 +381,11 @@ class Harvester:
         self._stopped.set()
         for loop in self.loops:
             loop._stop.set()  # signal all first so they wind down in parallel
+        # one shared deadline: a loop busy in a refit (numpy, not interruptible) must not add a
+        # second per loop to the shutdown on a loaded machine; its thread is a daemon
+        deadline = time.monotonic() + LOOPS_STOP_S
         for loop in reversed(self.loops):
-            if not loop.stop(timeout_s=1.0):
+            if not loop.stop(timeout_s=max(0.0, deadline - time.monotonic())):
                 log.warning("loop did not stop in time", extra={"loop": loop.name})
         self.board.close()  # wakes long-polls and watch streams before the servers stop
         if self._namenode is not None:

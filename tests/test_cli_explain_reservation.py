@@ -169,4 +169,4 @@ def test_explain_job_says_how_morpheus_serves_it(morpheus: Harvester, tmp_path: 
     with urllib.request.urlopen(f"http://{morpheus.admin.address}/v1/explain/job?id={_submitted(morpheus)[1]}",
                                 timeout=10) as r:
         doc = json.load(r)
-    assert doc["morpheus"]["service"] == "reserved"
+    assert doc["morpheus"]["service"] == "reserved" and doc["morpheus"]["service_why"].startswith("reserved: LowCost: steps ")

@@ -106,7 +106,8 @@ def explain_job(s: ExplainSources, subject: str, limit: int) -> dict[str, Any] |
                   "containers": a.containers, "allocated_mb": a.allocated_mb, "allocated_vcores": a.allocated_vcores,
                   "preempted_containers": a.preempted} for a in running],
         morpheus=None if model is None and not reservations and served is None else {
-            "service": None if served is None else {"service": served.service.value, "why": served.why},
+            "service": None if served is None else served.service.value,
+            "service_why": None if served is None else served.why,
             "slo": None if model is None else {"period_s": model.slo.period_s, "earliest_s": model.slo.earliest_start_s,
                                                "deadline_s": model.slo.deadline_s, "actionable": model.slo.actionable,
                                                "reason": model.slo.reason},

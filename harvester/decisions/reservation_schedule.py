@@ -2,6 +2,10 @@
 the moments a reservation queue needs a nudge (Morpheus §6, §8; scenarios/recurring-reservation*)
 — pure.
 
+- `plannable_terms`: terms whose period is not a whole number of steps dividing the LCM become
+  the terms of ONE instance, the first starting at or after a given time: its window placed on
+  the LCM grid with period = the LCM (§6: "jobs whose period does not divide the LCM get one-off
+  reservations"); a refit or the next instance gives new terms, so the plan re-places the job.
 - `request_for`: a job's terms as a LowCost `ReservationRequest`: the skyline in containers of
   the plan's container size (stages_from_skyline), the window [a_j, d_j] as whole steps inside
   it (earliest = ⌈a/step⌉, the last step must END by d: deadline = ⌊d/step⌋ − 1; a window
@@ -23,7 +27,7 @@ the moments a reservation queue needs a nudge (Morpheus §6, §8; scenarios/recu
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from harvester.decisions.reservation_actions import ReservationSpec, spec_from_steps
@@ -53,16 +57,32 @@ class Desired:
     why_not: str = ""
 
 
+def divides_lcm(period_s: float, step_s: float, lcm_steps: int) -> bool:
+    period = period_s / step_s
+    return abs(period - round(period)) <= 1e-6 and round(period) >= 1 and lcm_steps % round(period) == 0
+
+
+def plannable_terms(terms: Terms, lcm_steps: int, starting_at: float) -> Terms:
+    """`terms` when its period divides the LCM; else the one-off terms of the first instance
+    starting at or after `starting_at` (module docstring)."""
+    if divides_lcm(terms.period_s, terms.step_s, lcm_steps):
+        return terms
+    lcm_s = lcm_steps * terms.step_s
+    origin = terms.grid_origin_s
+    start = origin + math.ceil((starting_at - origin) / terms.period_s - 1e-9) * terms.period_s
+    offset = start - (origin + math.floor((start - origin) / lcm_s) * lcm_s)  # into its LCM period
+    return replace(terms, period_s=lcm_s, earliest_s=terms.earliest_s + offset, deadline_s=terms.deadline_s + offset)
+
+
 def request_for(job: str, terms: Terms, container: Resources, step_s: float, gang: int,
                 lcm_steps: int) -> ReservationRequest:
     """The LowCost request of `terms` (module docstring); PlanError says why there is none."""
     if not math.isclose(terms.step_s, step_s):
         raise PlanError(f"{job}: skyline step {terms.step_s:g}s differs from the plan step {step_s:g}s")
-    period = terms.period_s / step_s
-    if abs(period - round(period)) > 1e-6 or round(period) < 1 or lcm_steps % round(period):
+    if not divides_lcm(terms.period_s, step_s, lcm_steps):
         raise PlanError(f"{job}: period {terms.period_s:g}s is not a whole number of steps dividing the plan's "
-                        f"{lcm_steps} steps (a period that does not divide the day is not reserved)")
-    p = int(round(period))
+                        f"{lcm_steps} steps (plannable_terms makes it a one-off first)")
+    p = int(round(terms.period_s / step_s))
     earliest, deadline = window_steps(terms.earliest_s, terms.deadline_s, step_s)
     shift = (earliest // p) * p  # inputs available only in a later period: the window moves with them
     warned = fit_warning(terms)

@@ -55,7 +55,7 @@ from harvester.decisions.reservation_lifecycle import ManagedReservation, Reserv
 from harvester.decisions.reservation_packing import lowcost
 from harvester.decisions.reservation_plan import Placement, Plan, PlanError, empty_plan
 from harvester.decisions.reservation_reconcile import Listed, ReconcileParams, fold, reconcile
-from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, due_nudges, request_for
+from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, due_nudges, plannable_terms, request_for
 from harvester.decisions.static_fallback import JobService, fallback_moves, job_service
 from harvester.domain import Resources
 from harvester.loop.nudge import NudgeChannel
@@ -187,6 +187,9 @@ class MorpheusReservations:
         for job, c in contracts.items():
             if job not in wanted:
                 wanted[job] = effective_terms(None, c, self._s.slo.require_sign_off)
+        # a period not dividing the LCM: the instance whose deadline is still ahead, as a one-off (§6)
+        wanted = {job: (t if t is None else plannable_terms(t, lcm_steps, now - t.deadline_s), why)
+                  for job, (t, why) in wanted.items()}
         for job in list(self._planned):
             terms = wanted.get(job, (None, "no longer in the model"))[0]
             if terms != self._planned[job].terms:

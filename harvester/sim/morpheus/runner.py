@@ -42,7 +42,7 @@ from harvester.decisions.reservation_lifecycle import TRANSITIONS, ManagedReserv
 from harvester.decisions.reservation_packing import Agent, lowcost, place
 from harvester.decisions.reservation_plan import MEM, VC, Placement, Plan, PlanError, empty_plan
 from harvester.decisions.reservation_reconcile import fold
-from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, request_for
+from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, plannable_terms, request_for
 from harvester.decisions.static_fallback import EARLY_START, Service, run_share
 from harvester.domain import Resources
 from harvester.lifecycle import Lifecycle
@@ -121,13 +121,14 @@ def plan_day(jobs: list[JobDay], day: int, capacity: Resources, agent: Agent = l
             reasons[jd.job.name] = "no skyline for this α"
             continue
         try:
-            req = request_for(jd.job.name, jd.terms, jd.job.container, STEP_S, 1, plan.lcm_steps)
+            terms = plannable_terms(jd.terms, plan.lcm_steps, day * period_s)  # a one-off: the day's instance
+            req = request_for(jd.job.name, terms, jd.job.container, STEP_S, 1, plan.lcm_steps)
             decision, plan = place(plan, req, agent)
         except PlanError as exc:  # a period not dividing the day, a skyline that cannot fit its window
             reasons[jd.job.name] = str(exc)
             continue
         if decision.accepted and decision.placement is not None:
-            planned.append(PlannedJob(jd.job.name, jd.terms, decision.placement))
+            planned.append(PlannedJob(jd.job.name, terms, decision.placement))
         else:
             reasons[jd.job.name] = decision.reason
     start = day * period_s
