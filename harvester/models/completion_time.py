@@ -17,6 +17,12 @@ indicator of models/progress.py:
 - samples are binned by p into `p_bins` equal bins and stored as quantiles: `values[a, p, q]`
   (float32; 50 levels × 100 bins × 14 quantiles ≈ 280 kB). A bin no run visited takes the
   value of the nearest lower bin (more time left: the conservative side);
+- EACH RUN WEIGHS THE SAME in every bin it visits: its samples there share a weight of 1
+  (weighted quantiles). Sampling every Δ seconds otherwise lets a run that stalls in a bin — a
+  long one-task stage, a straggler — contribute in proportion to how long it stalled: one run
+  in a hundred whose first task took 10× its median filled most of bin 0 and set its 70th to
+  100th percentiles (docs/evaluation/jockey.md, "mechanism"). C(p, a) is a distribution over
+  runs of the job at progress p; the samples of one run are one realization, not many;
 - C must not grow with a. A greedy list scheduler can finish later with more containers
   (Graham's anomalies) and sampling adds noise, so each quantile is made non-increasing in a by
   raising every level to the largest value at any larger level (conservative: it never promises
@@ -141,8 +147,9 @@ def allocation_levels(high: int, n: int = 50, low: int = 1) -> np.ndarray:
 
 def precompute(model: JobModel, allocations: Sequence[int], *, runs: int = 50, seed: int = 0, p_bins: int = 100,
                samples_per_run: int = 200, quantiles: Sequence[float] = DEFAULT_QUANTILES, max_attempts: int = 4,
-               indicator: ProgressIndicator | None = None, workers: int = 1) -> CTable:
-    """Simulate `runs` runs at every allocation and tabulate C(p, a) (module docstring)."""
+               indicator: ProgressIndicator | None = None, workers: int = 1, per_run_weights: bool = True) -> CTable:
+    """Simulate `runs` runs at every allocation and tabulate C(p, a) (module docstring).
+    `per_run_weights=False`: every time sample weighs the same (the pooling before issue 27)."""
     levels = np.asarray(sorted(set(int(a) for a in allocations)), dtype=np.int64)
     if levels.size == 0 or levels[0] < 1:
         raise ValueError("allocation levels must be >= 1")
@@ -152,7 +159,7 @@ def precompute(model: JobModel, allocations: Sequence[int], *, runs: int = 50, s
     if qs.size < 2 or qs[0] < 0 or qs[-1] > 1:
         raise ValueError("need >= 2 quantile levels in [0, 1]")
     ind = indicator or total_work_with_queue(model)
-    args = (model, runs, seed, p_bins, samples_per_run, qs, max_attempts, ind)
+    args = (model, runs, seed, p_bins, samples_per_run, qs, max_attempts, ind, per_run_weights)
     chunks = [levels[i::workers] for i in range(workers)] if workers > 1 else [levels]
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -173,7 +180,7 @@ def precompute(model: JobModel, allocations: Sequence[int], *, runs: int = 50, s
 
 def _levels_table(levels: np.ndarray, args: tuple) -> tuple[list[np.ndarray], list[np.ndarray], list[int]]:
     """Quantile tables for some allocation levels (one process's share; draws regenerated from `seed`)."""
-    model, runs, seed, p_bins, samples_per_run, qs, max_attempts, ind = args
+    model, runs, seed, p_bins, samples_per_run, qs, max_attempts, ind, per_run = args
     job = CompiledJob(model, max_attempts)
     step_per_task = ind.step_per_task()[job.stage_of]
     samples: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in levels]
@@ -197,7 +204,9 @@ def _levels_table(levels: np.ndarray, args: tuple) -> tuple[list[np.ndarray], li
             k = np.searchsorted(ends, t, side="right")
             p = np.where(k > 0, cum[np.maximum(k - 1, 0)], 0.0)
             bins = np.minimum((p * p_bins).astype(np.int64), p_bins - 1)
-            samples[i].append((bins, total - t))
+            per_bin = np.bincount(bins, minlength=p_bins)
+            weight = 1.0 / per_bin[bins] if per_run else np.ones(bins.size)  # one run = weight 1 per bin
+            samples[i].append((bins, total - t, weight))
     out_v, out_c = [], []
     for i in range(levels.size):
         v, c = _bin_quantiles(samples[i], p_bins, qs)
@@ -206,25 +215,31 @@ def _levels_table(levels: np.ndarray, args: tuple) -> tuple[list[np.ndarray], li
     return out_v, out_c, failed
 
 
-def _bin_quantiles(samples: list[tuple[np.ndarray, np.ndarray]], p_bins: int, qs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-bin quantiles (linear interpolation) of pooled samples; empty bins filled from below."""
+def _bin_quantiles(samples: list[tuple[np.ndarray, np.ndarray, np.ndarray]], p_bins: int,
+                   qs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-bin weighted quantiles of pooled (bin, remaining, weight) samples; empty bins filled
+    from below. Sample i of n sorted ones sits at position S_(i-1) / S_(n-1) (S = cumulative
+    weight), linear in between: with equal weights, numpy's default (i-1)/(n-1) rule."""
     values = np.full((p_bins, qs.size), np.nan)
     if not samples:
         return np.full((p_bins, qs.size), np.inf), np.zeros(p_bins, dtype=np.int64)
-    bins = np.concatenate([b for b, _ in samples])
-    rem = np.concatenate([r for _, r in samples])
+    bins = np.concatenate([b for b, _, _ in samples])
+    rem = np.concatenate([r for _, r, _ in samples])
+    wts = np.concatenate([w for _, _, w in samples])
     order = np.lexsort((rem, bins))
-    bins, rem = bins[order], rem[order]
+    bins, rem, wts = bins[order], rem[order], wts[order]
     counts = np.bincount(bins, minlength=p_bins)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    has = counts > 0
-    pos = qs[None, :] * (counts[has, None] - 1)
-    lo = np.floor(pos).astype(np.int64)
-    hi = np.minimum(lo + 1, counts[has, None] - 1)
-    w = pos - lo
-    base = starts[has, None]
-    values[has] = rem[base + lo] * (1 - w) + rem[base + hi] * w
+    ends = np.cumsum(counts)
+    for j in np.flatnonzero(counts):
+        lo = int(ends[j] - counts[j])
+        r, w = rem[lo:ends[j]], wts[lo:ends[j]]
+        if r.size == 1:
+            values[j] = r[0]
+            continue
+        before = np.concatenate([[0.0], np.cumsum(w[:-1])])
+        values[j] = np.interp(qs, before / before[-1], r)
     # forward-fill empty bins from the nearest lower visited bin (first visited bin fills below it)
+    has = counts > 0
     idx = np.where(has, np.arange(p_bins), -1)
     idx = np.maximum.accumulate(idx)
     first = int(np.argmax(has))

@@ -236,6 +236,13 @@ class DagRun:
         _, stage, start, end, _ = self.arrays()
         return np.bincount(stage[(start <= t) & (end > t)], minlength=self.job.n_stages)
 
+    def running_ages(self, t: float) -> list[np.ndarray]:
+        """Per stage, how long each attempt running at `t` has held its container (what a job
+        manager knows of its running containers: their start, not their end)."""
+        _, stage, start, end, _ = self.arrays()
+        live = (start <= t) & (end > t)
+        return [t - start[live & (stage == s)] for s in range(self.job.n_stages)]
+
     def pending_at(self, t: float) -> np.ndarray:
         """Tasks ready by `t` but not started, per stage (valid for t <= now: everything starting
         before `now` is dispatched, so what is still in the ready queue waits for a container)."""

@@ -73,7 +73,8 @@ def total_work_with_queue(model: JobModel) -> ProgressIndicator:
     return ProgressIndicator(weights, np.array([s.tasks for s in model.stages]))
 
 
-def demand(model: JobModel, done: np.ndarray, running: np.ndarray, pending: np.ndarray) -> int:
+def demand(model: JobModel, done: np.ndarray, running: np.ndarray, pending: np.ndarray,
+           drains_soon: np.ndarray | None = None) -> int:
     """Containers the job can use within about one step of its DAG, from per-stage counts.
 
     running + ready tasks, plus every task of a stage that has not started but whose parents
@@ -81,12 +82,37 @@ def demand(model: JobModel, done: np.ndarray, running: np.ndarray, pending: np.n
     when they end). The deadline control's demand cap uses it (decisions/deadline_control.py):
     capping at running + ready alone leaves a wide stage behind a narrow one with too few
     containers until the next control period.
+
+    `drains_soon[s]` (optional, from `drains_within` when the job manager reports how long its
+    running tasks have run): a parent still running counts as in its last wave only if its
+    running tasks are expected to end within the next control period. Without it, one long
+    task ahead of a 400-task stage holds 400 containers idle for its whole run (docs/evaluation/
+    jockey.md, "mechanism").
     """
     n = np.array([s.tasks for s in model.stages])
     d, r, q = (np.asarray(x, dtype=np.int64) for x in (done, running, pending))
     draining = (q == 0) & (d + r >= n)
+    if drains_soon is not None:
+        draining &= (r == 0) | np.asarray(drains_soon, dtype=bool)
     upcoming = 0
     for i, st in enumerate(model.stages):
         if st.parents and d[i] + r[i] + q[i] == 0 and all(draining[p] for p in st.parents):
             upcoming += st.tasks
     return int(r.sum() + q.sum() + upcoming)
+
+
+def drains_within(model: JobModel, ages: list[np.ndarray], horizon_s: float) -> np.ndarray:
+    """Per stage: are its running tasks expected to end within `horizon_s`? `ages[s]` are how long
+    each running attempt of s has held its container. A task of age e is expected to end at the
+    median of its holding time H = init + runtime given H > e (the stage's fitted quantiles, init
+    at its mean); the stage drains when the last of them does. A stage with none running: True."""
+    out = np.ones(len(model.stages), dtype=bool)
+    for s, (st, age) in enumerate(zip(model.stages, ages)):
+        if len(age) == 0:
+            continue
+        hold = st.runtime.values + st.init.mean
+        levels = np.linspace(0.0, 1.0, hold.size)
+        f = np.interp(np.asarray(age, dtype=np.float64), hold, levels, left=0.0, right=1.0)
+        median_end = np.interp(f + (1.0 - f) / 2.0, levels, hold)  # beyond the fitted max: ends now
+        out[s] = bool(np.max(np.maximum(median_end - age, 0.0)) <= horizon_s)
+    return out

@@ -106,6 +106,9 @@ class Setup:
     seed: int = 1
     policies: tuple[str, ...] = ("jockey", "jockey-no-cap", "amdahl", "static-model")  # + static-oracle, max always
     variants: tuple[tuple[str, DeadlineParams], ...] = ()  # extra Jockey runs with other parameters (sweeps)
+    deadline_at: str = "max"  # D = factor × C_0.5(0, widest level) ("max") or × the prior runs' median makespan ("history")
+    running_ages: bool = True  # the demand look-ahead knows how long running tasks have run (progress.drains_within)
+    per_run_weights: bool = True  # C(p, a): each simulated run weighs 1 per progress bin (completion_time.py)
 
 
 def select_jobs(jobs: Sequence[JobSpec], setup: Setup, *, offset: float = 0.0) -> list[JobSpec]:
@@ -138,21 +141,27 @@ def evaluate_job(spec: JobSpec, setup: Setup, example: bool = False) -> dict[str
     history = prior_runs(truth, quota, [10_000 + setup.seed * 100 + i for i in range(setup.prior)])
     model = fit_job_model(history, name=spec.job_id)
     levels = allocation_levels(width, setup.levels)
-    table = precompute(model, levels, runs=setup.cpa_runs, seed=20_000 + setup.seed)
+    table = precompute(model, levels, runs=setup.cpa_runs, seed=20_000 + setup.seed, per_run_weights=setup.per_run_weights)
     amdahl = AmdahlModel.fit(model, levels)
     prep_s = time.perf_counter() - t0
-    makespan = float(table.at_progress(0.0, 0.5)[-1])
+    if setup.deadline_at == "history":  # the median makespan of the job's prior runs (at its past quota)
+        makespan = float(np.median([max(x.end_s for x in r.attempts) for r in history]))
+    else:
+        makespan = float(table.at_progress(0.0, 0.5)[-1])
     prm = replace(setup.params, max_allocation=int(levels[-1]))
-    controlled = [p for p in (Controlled("jockey", table, prm, table.indicator),
-                              Controlled("jockey-no-cap", table, replace(prm, cap_to_demand=False), table.indicator),
-                              Controlled("amdahl", amdahl, prm, table.indicator)) if p.name in setup.policies]
-    controlled += [Controlled(name, table, replace(v, max_allocation=int(levels[-1])), table.indicator)
+    known = model if setup.running_ages else None  # the job manager reports its running tasks' ages
+    controlled = [p for p in (Controlled("jockey", table, prm, table.indicator, known),
+                              Controlled("jockey-no-cap", table, replace(prm, cap_to_demand=False), table.indicator, known),
+                              Controlled("amdahl", amdahl, prm, table.indicator, known)) if p.name in setup.policies]
+    controlled += [Controlled(name, table, replace(v, max_allocation=int(levels[-1])), table.indicator, known)
                    for name, v in setup.variants]
     rows: list[dict[str, Any]] = []
     examples: dict[str, Any] = {}
     for scenario in setup.scenarios:
         inj = SCENARIOS[scenario]
-        cluster = CompiledJob(true_model(spec, inj.variability, seed=setup.seed))
+        # nominal: the true job exactly as its history ran (whatever `setup.history` says)
+        variability = setup.history if scenario == "nominal" else inj.variability
+        cluster = CompiledJob(true_model(spec, variability, seed=setup.seed))
         for factor in setup.deadline_factors:
             deadline = factor * makespan
             util = DeadlineUtility(deadline)

@@ -22,7 +22,8 @@ from harvester.decisions.deadline_control import DeadlineContext, DeadlineDecisi
 from harvester.decisions.deadline_utility import DeadlineUtility
 from harvester.models.completion_time import CompletionPredictor
 from harvester.models.job_sim import CompiledJob, DagRun, Disturbance, Draws
-from harvester.models.progress import ProgressIndicator, demand
+from harvester.models.job_model import JobModel
+from harvester.models.progress import ProgressIndicator, demand, drains_within
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Controlled:
     predictor: CompletionPredictor
     params: DeadlineParams
     indicator: ProgressIndicator
+    model: JobModel | None = None  # the FITTED job model: when its running tasks end (demand look-ahead)
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,9 @@ def run_once(job: CompiledJob, draws: Draws, policy: Controlled | Static, utilit
         if run.ended_by(t):
             break
         done = run.done_by(t)
+        soon = drains_within(policy.model, run.running_ages(t), period_s) if policy.model is not None else None
         dec = _decide(policy, utility, t, done, run.allocation,
-                      demand(job.model, done, run.running_at(t), run.pending_at(t)))
+                      demand(job.model, done, run.running_at(t), run.pending_at(t), soon))
         if keep_decisions:
             decisions.append(dec)
         if dec.allocation != run.allocation:
