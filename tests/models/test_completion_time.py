@@ -103,3 +103,23 @@ def test_allocation_levels_are_distinct_and_span_the_range(high: int, n: int, ex
 def test_max_parallelism_sums_tasks_per_depth() -> None:
     model = JobModel("j", (fixed("a", 3, 1.0), fixed("b", 5, 1.0), fixed("c", 2, 1.0, (0,)), fixed("d", 7, 1.0, (1,))))
     assert max_parallelism(model) == 9
+
+
+def _stall_then_wide() -> JobModel:
+    """One task that is ~10 s, but 1000 s in about 1 run in 25, then 10 tasks of 10 s."""
+    q0 = Quantiles.constant(0.0)
+    first = Quantiles(np.array([10.0] * 97 + [1000.0] * 4))
+    return JobModel("stall", (StageModel("first", 1, first, q0),
+                              StageModel("wide", 10, Quantiles.constant(10.0), q0, (0,), (Edge.BARRIER,))))
+
+
+def test_each_run_weighs_once_per_progress_bin() -> None:
+    """A run stalled in bin 0 for 1000 s gives 100x the time samples of a 10 s run; pooled per
+    sample it sets bin 0's upper quantiles, weighted per run it is a few runs of 60 (issue 27)."""
+    model = _stall_then_wide()
+    per_run = precompute(model, [10], runs=60, seed=3, samples_per_run=50)
+    pooled = precompute(model, [10], runs=60, seed=3, samples_per_run=50, per_run_weights=False)
+    assert per_run.at_progress(0.0, 0.9)[0] < 30.0  # a typical run: <= 10 s first + 10 s wide
+    assert pooled.at_progress(0.0, 0.9)[0] > 200.0  # the stalled run's samples dominate the bin
+    # at p past the first stage the stall is behind every run: both agree
+    assert per_run.at_progress(0.5, 0.9)[0] == pytest.approx(pooled.at_progress(0.5, 0.9)[0], rel=0.05)

@@ -188,7 +188,7 @@ def evaluate_job(spec: JobSpec, setup: Setup, example: bool = False) -> dict[str
                     rows.append({"job": spec.job_id, "scenario": scenario, "factor": factor, "seed": seed,
                                  "policy": name, "deadline_s": deadline, "finish_s": o.finish_s, "met": o.met,
                                  "feasible": outs["max"].met,
-                                 "reserved_cs": o.reserved_cs, "changes": o.changes,
+                                 "reserved_cs": o.reserved_cs, "busy_cs": o.busy_cs, "changes": o.changes,
                                  "allocation": o.timeline[0][1] if name.startswith(("static", "max")) else None})
                 if example and seed == 0 and factor == setup.deadline_factors[0]:
                     examples[scenario] = {"deadline_s": deadline, "static_oracle": oracle_a,
@@ -197,8 +197,22 @@ def evaluate_job(spec: JobSpec, setup: Setup, example: bool = False) -> dict[str
                                           "reasons": [d.reason for d in outs["jockey"].decisions[:12]]}
     info = {"job": spec.job_id, "stages": len(spec.stages), "tasks": spec.tasks, "width": width, "quota": quota,
             "levels": int(levels.size), "max_level": int(levels[-1]), "makespan_s": makespan,
-            "prep_s": prep_s, "raised_cells": table.raised_cells}
+            "prep_s": prep_s, "raised_cells": table.raised_cells, "quota_idle_share": quota_idle_share(history, quota)}
     return {"info": info, "rows": rows, "examples": examples}
+
+
+def quota_idle_share(runs: Sequence[Any], allocation: int) -> float:
+    """The knee property (issue 27's dial): the share of a static reservation of `allocation`
+    containers that the job leaves idle, 1 − Σ attempt container-seconds / (allocation × makespan),
+    median over `runs` (its prior runs, which ran at that allocation). A job whose width swings
+    (narrow stages, barriers, straggler tails) leaves much of it idle; only there can a controller
+    that releases containers reserve less than a static allocation."""
+    shares = []
+    for r in runs:
+        end = max(a.end_s for a in r.attempts)
+        busy = sum(a.end_s - a.start_s for a in r.attempts)
+        shares.append(1.0 - busy / (allocation * end))
+    return float(np.median(shares))
 
 
 def _static_model(table: Any, prm: DeadlineParams, deadline: float, levels: np.ndarray) -> int:

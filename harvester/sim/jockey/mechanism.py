@@ -49,6 +49,8 @@ class Mechanism:
     runtime_sigma: float
     setup: Setup
     sweep_sigma: tuple[float, ...]
+    sweep_narrow: tuple[float, ...] = ()
+    sweep_factor: tuple[float, ...] = ()
 
 
 def load_mechanism(path: str | Path) -> Mechanism:
@@ -69,7 +71,16 @@ def load_mechanism(path: str | Path) -> Mechanism:
                   prior=int(doc.get("prior_runs", 5)), history=Variability(runtime_sigma=sigma),
                   seed=int(doc.get("seed", 1)), deadline_at=str(doc["deadline"].get("at", "max")),
                   policies=("jockey", "jockey-no-cap", "static-model"))
-    return Mechanism(doc["name"], spec, sigma, setup, tuple(float(s) for s in doc.get("sweep_sigma", ())))
+    return Mechanism(doc["name"], spec, sigma, setup, tuple(float(s) for s in doc.get("sweep_sigma", ())),
+                     tuple(float(s) for s in doc.get("sweep_narrow", ())),
+                     tuple(float(s) for s in doc.get("sweep_factor", ())))
+
+
+def with_narrow(m: Mechanism, scale: float) -> Mechanism:
+    """The job with its one-task stages' durations × `scale` (0: nothing but the wide stage's work)."""
+    stages = tuple(StageSpec(st.name, st.durations_s * scale if st.tasks == 1 else st.durations_s, st.vcores,
+                             st.memory_mb, st.parents) for st in m.spec.stages)
+    return replace(m, spec=replace(m.spec, stages=stages))
 
 
 def with_sigma(m: Mechanism, sigma: float) -> Setup:
@@ -96,23 +107,60 @@ def run(m: Mechanism, setup: Setup | None = None) -> dict[str, Any]:
             "static_model_met_fraction": per["static-model"]["met_fraction"],
             "jockey_no_cap_reserved_vs_static_ratio": per["jockey-no-cap"]["reserved_vs_static_oracle"],
             "deadline_s": res["rows"][0]["deadline_s"], "job": res["info"],
+            "quota_idle_share": res["info"]["quota_idle_share"],
+            "static_idle_share": static_idle_share(res["rows"]),
             "example_reasons": res["examples"].get("nominal", {}).get("reasons", [])}
 
 
-def _run_sigma(args: tuple[Mechanism, float]) -> dict[str, Any]:
-    m, sigma = args
-    out = run(m, with_sigma(m, sigma))
+def static_idle_share(rows: Sequence[dict[str, Any]]) -> float | None:
+    """How much the static oracle over-provisions: the share of its reserved container-seconds no
+    task used, 1 − Σ busy / Σ reserved over its runs (None without an oracle)."""
+    o = [r for r in rows if r["policy"] == "static-oracle" and r.get("busy_cs") is not None]
+    res = sum(r["reserved_cs"] for r in o)
+    return 1.0 - sum(r["busy_cs"] for r in o) / res if res > 0 else None
+
+
+def _run_point(args: tuple[Mechanism, str, float]) -> dict[str, Any]:
+    m, dial, value = args
+    if dial == "sigma":
+        out = run(m, with_sigma(m, value))
+    elif dial == "narrow":
+        out = run(with_narrow(m, value))
+    else:
+        out = run(m, replace(m.setup, deadline_factors=(value,)))
     out.pop("example_reasons", None)
+    out["dial"], out["value"] = dial, value
     return out
 
 
-def sweep(m: Mechanism, sigmas: Sequence[float], processes: int = 1) -> list[dict[str, Any]]:
-    """The premise dial: the mechanism at each task-time σ (everything else fixed)."""
-    tasks = [(m, s) for s in sigmas]
+def sweep(m: Mechanism, values: Sequence[float], processes: int = 1, dial: str = "sigma") -> list[dict[str, Any]]:
+    """A premise dial: the mechanism at each task-time σ (`dial="sigma"`), with its one-task
+    stages scaled (`dial="narrow"`, the knee) or at each deadline factor (`dial="factor"`: a looser
+    deadline lets a static allocation shrink toward the job's average width), everything else fixed."""
+    tasks = [(m, dial, v) for v in values]
     if processes > 1:
         with ProcessPoolExecutor(max_workers=processes) as pool:
-            return list(pool.map(_run_sigma, tasks))
-    return [_run_sigma(t) for t in tasks]
+            return list(pool.map(_run_point, tasks))
+    return [_run_point(t) for t in tasks]
+
+
+def trace_jobs_on_dial(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each job of a trace evaluation (evaluate.py's results) on the knee dial: its quota idle share
+    and Jockey's reserved resource-time / the static oracle's, Σ over its runs, per scenario."""
+    oracle = {(r["scenario"], r["job"], r["factor"], r["seed"]): r["reserved_cs"] for r in results["rows"]
+              if r["policy"] == "static-oracle"}
+    out = []
+    for info in results["jobs"]:
+        for scenario in sorted({r["scenario"] for r in results["rows"]}):
+            pairs = [(r["reserved_cs"], oracle[k]) for r in results["rows"] if r["policy"] == "jockey"
+                     and r["job"] == info["job"] and r["scenario"] == scenario
+                     and (k := (scenario, r["job"], r["factor"], r["seed"])) in oracle]
+            idle = static_idle_share([r for r in results["rows"] if r["job"] == info["job"] and r["scenario"] == scenario])
+            if pairs and idle is not None:
+                out.append({"job": info["job"], "scenario": scenario, "tasks": info["tasks"],
+                            "quota_idle_share": info.get("quota_idle_share"), "static_idle_share": idle,
+                            "ratio": sum(a for a, _ in pairs) / sum(b for _, b in pairs)})
+    return out
 
 
 def trace_task_sigma(path: str | Path, min_tasks: int = 10) -> dict[str, float]:
@@ -133,15 +181,18 @@ def trace_task_sigma(path: str | Path, min_tasks: int = 10) -> dict[str, float]:
             "p75": float(np.percentile(a, 75))}
 
 
-def figure(points: list[dict[str, Any]], marks: dict[str, float], mechanism_sigma: float, path: Path) -> None:
-    """Reserved resource-time vs the static oracle (left) and deadlines met (right) against σ."""
+def figure(points: list[dict[str, Any]], marks: dict[str, float], mechanism_sigma: float, path: Path,
+           knee: list[dict[str, Any]] | None = None, real: list[dict[str, Any]] | None = None) -> None:
+    """Left: reserved resource-time vs the static oracle against σ; middle: deadlines met against
+    σ; right (with `knee`): the same ratio against the quota idle share, with every real job."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     pts = sorted(points, key=lambda p: p["runtime_sigma"])
     x = [p["runtime_sigma"] for p in pts]
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = plt.subplots(1, 3 if knee else 2, figsize=(15 if knee else 10, 4))
+    ax, bx = axes[0], axes[1]
     ax.plot(x, [p["reserved_vs_static_ratio"] for p in pts], "o-", label="Jockey / static oracle")
     ax.plot(x, [p["reserved_vs_static_model_ratio"] for p in pts], "s--", label="Jockey / static-model")
     ax.axhline(1.0, color="grey", lw=0.8)
@@ -159,11 +210,37 @@ def figure(points: list[dict[str, Any]], marks: dict[str, float], mechanism_sigm
             axis.axvline(s, color=f"C{3 + i}", ls="-.", lw=1, label=label if axis is ax else None)
     ax.legend(fontsize=7)
     bx.legend(fontsize=7)
+    if knee:
+        cx = axes[2]
+        for dial, style, label in (("narrow", "o-", "mechanism: one-task stages × 0…1"),
+                                   ("factor", "s-", "mechanism: deadline factor")):
+            kp = sorted([p for p in knee if p.get("dial") == dial and p["static_idle_share"] is not None],
+                        key=lambda p: p["static_idle_share"])
+            cx.plot([p["static_idle_share"] for p in kp], [p["reserved_vs_static_ratio"] for p in kp], style,
+                    color="C2" if dial == "narrow" else "C1", label=label)
+        for i, scenario in enumerate(sorted({r["scenario"] for r in real or []})):
+            rr = [r for r in real or [] if r["scenario"] == scenario]
+            cx.scatter([r["static_idle_share"] for r in rr], [r["ratio"] for r in rr], s=14, marker="x^"[i % 2],
+                       color=f"C{4 + i}", label=f"Alibaba 2018 jobs, {scenario}")
+        cx.axhline(1.0, color="grey", lw=0.8)
+        cx.set_yscale("log")
+        cx.set_xlabel("idle share of the static oracle's reservation (how much it over-provisions)")
+        cx.set_ylabel("Jockey / static oracle, reserved resource-time")
+        cx.legend(fontsize=7)
     fig.suptitle("Jockey mechanism scenario: the premise dial (dotted: the mechanism's σ)", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _f(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    rx, ry = np.argsort(np.argsort(x)), np.argsort(np.argsort(y))
+    return float(np.corrcoef(rx, ry)[0, 1]) if x.size > 2 else float("nan")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -172,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sweep", action="store_true", help="also sweep runtime_sigma over the scenario's sweep_sigma")
     add_number_list(ap, "--sigmas", float, default=None, help="override the sweep's σ values")
     add_number_list(ap, "--seeds", int, default=None, help="override the scenario's seeds")
+    ap.add_argument("--knee", action="store_true", help="also sweep the one-task stages' length (sweep_narrow)")
+    ap.add_argument("--real", default=None, help="a trace evaluation's jockey-results.json.gz: its jobs on the knee dial")
     ap.add_argument("--traces", default=None, help="staged traces folder: place the Yahoo 2011 .tr traces on the dial")
     ap.add_argument("--figure", default=None, help="write the dial figure here (with --sweep)")
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
@@ -214,11 +293,33 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{p['reserved_vs_static_model_ratio']:.3f}x static-model (a={p['static_model_allocation']}, met "
                   f"{p['static_model_met_fraction']:.2f})")
         print(f"sweep: {len(pts)} points in {time.perf_counter() - t0:.0f} s")
+        knee, real = None, None
+        if a.knee:
+            t0 = time.perf_counter()
+            knee = sweep(m, list(m.sweep_narrow), a.processes, dial="narrow") + \
+                sweep(m, list(m.sweep_factor), a.processes, dial="factor")
+            out["sweep_knee"] = knee
+            for p in knee:
+                print(f"  {p['dial']} {p['value']:g}: static oracle idle share {_f(p['static_idle_share'])}, met "
+                      f"{p['deadlines_met_fraction']:.3f} of {p['feasible_runs']} feasible, reserved "
+                      f"{_f(p['reserved_vs_static_ratio'])}x oracle (a={p['static_oracle_allocation']})")
+            print(f"knee sweep: {len(knee)} points in {time.perf_counter() - t0:.0f} s")
+        if a.real:
+            from harvester.sim.jockey.report import load_results
+            real = trace_jobs_on_dial(load_results(Path(a.real)))
+            out["real_jobs"] = real
+            for scenario in sorted({r["scenario"] for r in real}):
+                rr = [r for r in real if r["scenario"] == scenario]
+                idle = np.array([r["static_idle_share"] for r in rr])
+                ratio = np.array([r["ratio"] for r in rr])
+                print(f"real ({scenario}): {len(rr)} jobs, static oracle idle share median {np.median(idle):.3f} "
+                      f"[{np.percentile(idle, 25):.3f}, {np.percentile(idle, 75):.3f}]; Jockey/oracle per job median "
+                      f"{np.median(ratio):.3f}; Spearman(idle, ratio) {_spearman(idle, ratio):.2f}")
         if a.figure:
             marks = {k: v for k, v in (("Yahoo YH1", out.get("trace_sigma_YH1_sub", {}).get("median")),
                                        ("Yahoo YH2", out.get("trace_sigma_YH2_sub", {}).get("median"))) if v is not None}
             marks["Alibaba evaluation (assumed)"] = Variability().runtime_sigma
-            figure(pts, marks, m.runtime_sigma, Path(a.figure))
+            figure(pts, marks, m.runtime_sigma, Path(a.figure), knee, real)
             print(f"wrote {a.figure}")
     if a.out:
         Path(a.out).write_text(json.dumps(out, indent=2, default=float) + "\n")

@@ -51,6 +51,7 @@ class Outcome:
     reserved_cs: float
     changes: int = 0
     timeline: list[tuple[float, int]] = field(default_factory=list)
+    busy_cs: float = 0.0  # container-seconds attempts actually held (≤ reserved_cs): 1 − busy/reserved sat idle
     decisions: list[DeadlineDecision] = field(default_factory=list)
 
     @property
@@ -73,11 +74,15 @@ def run_once(job: CompiledJob, draws: Draws, policy: Controlled | Static, utilit
         end = min(run.finish_s, run.failed_at)
         finish = run.finish_s if run.failed_at == math.inf else math.inf
         return Outcome(policy.name, utility.deadline_s, finish, policy.allocation * end, 0,
-                       [(0.0, policy.allocation)])
+                       [(0.0, policy.allocation)], busy_cs=busy(run, end))
     if period_s <= 0:
         raise ValueError("period_s must be > 0")
     zero = np.zeros(job.n_stages, dtype=np.int64)
-    first = _decide(policy, utility, 0.0, zero, policy.params.min_allocation)
+    # at the start the job manager knows its ready tasks: the root stages (and what follows them)
+    roots = np.array([0 if st.parents else st.tasks for st in job.model.stages], dtype=np.int64)
+    first = _decide(policy, utility, 0.0, zero, policy.params.min_allocation,
+                    demand(job.model, zero, zero, roots, np.zeros(job.n_stages, dtype=bool))
+                    if policy.model is not None else None)
     run = DagRun(job, draws, first.allocation, disturbance=disturbance)
     timeline = [(0.0, first.allocation)]
     decisions = [first] if keep_decisions else []
@@ -100,7 +105,14 @@ def run_once(job: CompiledJob, draws: Draws, policy: Controlled | Static, utilit
             changes += 1
     end = min(run.finish_s, run.failed_at, max(t, horizon))
     finish = run.finish_s if run.failed_at == math.inf else math.inf
-    return Outcome(policy.name, utility.deadline_s, finish, reserved(timeline, end), changes, timeline, decisions)
+    return Outcome(policy.name, utility.deadline_s, finish, reserved(timeline, end), changes, timeline, decisions=decisions,
+                   busy_cs=busy(run, end))
+
+
+def busy(run: DagRun, end: float) -> float:
+    """Container-seconds the run's attempts held up to `end`."""
+    _, _, start, stop, _ = run.arrays()
+    return float(np.clip(np.minimum(stop, end) - start, 0.0, None).sum())
 
 
 def _decide(policy: Controlled, utility: DeadlineUtility, now: float, done: np.ndarray, current: int,
