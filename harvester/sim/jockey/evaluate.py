@@ -190,7 +190,7 @@ def evaluate_job(spec: JobSpec, setup: Setup, example: bool = False) -> dict[str
                                  "feasible": outs["max"].met,
                                  "reserved_cs": o.reserved_cs, "busy_cs": o.busy_cs, "changes": o.changes,
                                  "allocation": o.timeline[0][1] if name.startswith(("static", "max")) else None})
-                if example and seed == 0 and factor == setup.deadline_factors[0]:
+                if example and seed == setup.seeds[0] and factor == setup.deadline_factors[0]:
                     examples[scenario] = {"deadline_s": deadline, "static_oracle": oracle_a,
                                           **{n: {"timeline": o.timeline, "finish_s": o.finish_s}
                                              for n, o in outs.items()},

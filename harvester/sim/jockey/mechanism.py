@@ -234,6 +234,19 @@ def figure(points: list[dict[str, Any]], marks: dict[str, float], mechanism_sigm
     plt.close(fig)
 
 
+def follow(m: Mechanism, seed: int, before: bool = False) -> dict[str, Any]:
+    """One run of the mechanism job through the control loop: Jockey's allocation steps, its first
+    decisions' reasons, and what every policy reserved and used on the same draws."""
+    setup = replace(m.setup, seeds=(seed,))
+    if before:
+        setup = replace(setup, running_ages=False, per_run_weights=False)
+    res = evaluate_job(m.spec, setup, example=True)
+    ex = res["examples"]["nominal"]
+    return {"deadline_s": ex["deadline_s"], "timeline": ex["jockey"]["timeline"], "reasons": ex["reasons"],
+            "runs": {r["policy"]: {"finish_s": r["finish_s"], "reserved_cs": r["reserved_cs"], "busy_cs": r["busy_cs"],
+                                   "allocation": r["allocation"]} for r in res["rows"]}}
+
+
 def _f(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
@@ -249,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sweep", action="store_true", help="also sweep runtime_sigma over the scenario's sweep_sigma")
     add_number_list(ap, "--sigmas", float, default=None, help="override the sweep's σ values")
     add_number_list(ap, "--seeds", int, default=None, help="override the scenario's seeds")
+    ap.add_argument("--follow", type=int, default=None, metavar="SEED",
+                    help="follow one run (this seed) through the control loop, before and after issue 27's fixes")
     ap.add_argument("--knee", action="store_true", help="also sweep the one-task stages' length (sweep_narrow)")
     ap.add_argument("--real", default=None, help="a trace evaluation's jockey-results.json.gz: its jobs on the knee dial")
     ap.add_argument("--traces", default=None, help="staged traces folder: place the Yahoo 2011 .tr traces on the dial")
@@ -260,6 +275,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_processes(ap, 1)
     a = ap.parse_args(argv)
     m = load_mechanism(a.scenario)
+    if a.follow is not None:
+        for label, before in (("before", True), ("after", False)):
+            f = follow(m, a.follow, before)
+            print(f"{label} issue 27, seed {a.follow}, D={f['deadline_s']:.0f}s; Jockey's steps (t, a): "
+                  + ", ".join(f"({t:.0f}, {x})" for t, x in f["timeline"][:16]))
+            for r in f["reasons"][:8]:
+                print(f"    {r[:230]}")
+            for pol, o in f["runs"].items():
+                print(f"    {pol}: finish {o['finish_s']:.0f}s, reserved {o['reserved_cs']:.0f}, used {o['busy_cs']:.0f} "
+                      f"container-s" + (f", allocation {o['allocation']}" if o["allocation"] else ""))
+        return 0
     if a.seeds:
         m = replace(m, setup=replace(m.setup, seeds=tuple(a.seeds)))
     if a.before:
