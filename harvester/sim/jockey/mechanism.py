@@ -224,7 +224,7 @@ def figure(points: list[dict[str, Any]], marks: dict[str, float], mechanism_sigm
                        color=f"C{4 + i}", label=f"Alibaba 2018 jobs, {scenario}")
         cx.axhline(1.0, color="grey", lw=0.8)
         cx.set_yscale("log")
-        cx.set_xlabel("idle share of the static oracle's reservation (how much it over-provisions)")
+        cx.set_xlabel("idle share of the static oracle's reservation")
         cx.set_ylabel("Jockey / static oracle, reserved resource-time")
         cx.legend(fontsize=7)
     fig.suptitle("Jockey mechanism scenario: the premise dial (dotted: the mechanism's σ)", fontsize=9)
