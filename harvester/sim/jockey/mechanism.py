@@ -262,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sweep", action="store_true", help="also sweep runtime_sigma over the scenario's sweep_sigma")
     add_number_list(ap, "--sigmas", float, default=None, help="override the sweep's σ values")
     add_number_list(ap, "--seeds", int, default=None, help="override the scenario's seeds")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="override the scenario's seed (its prior runs, fitted model, C(p, a) and so D)")
     ap.add_argument("--follow", type=int, default=None, metavar="SEED",
                     help="follow one run (this seed) through the control loop, before and after issue 27's fixes")
     ap.add_argument("--knee", action="store_true", help="also sweep the one-task stages' length (sweep_narrow)")
@@ -275,6 +277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_processes(ap, 1)
     a = ap.parse_args(argv)
     m = load_mechanism(a.scenario)
+    if a.seed is not None:
+        m = replace(m, setup=replace(m.setup, seed=a.seed))
     if a.follow is not None:
         for label, before in (("before", True), ("after", False)):
             f = follow(m, a.follow, before)
