@@ -6,11 +6,11 @@ are the evaluation's own cells (`evaluate.Plan`: the same policy overrides, the 
 `decisions.class_selection`), so only the scenario differs from docs/evaluation/harvesting.md.
 
 `compare` runs yarn-pt and yarn-h over seeds and returns yarn-h / yarn-pt ratios of the totals
-over the seeds (average job time, task kills, unmet primary core-hours). `DIAL` is the premise
-dial of the report: the share of servers on calm tenants (sim/harvest/premise.py), moved by
-the tenant mix (how much capacity is calm) and by the within-sample variation of the primary
-(`tenants.noise.sigma`: 0.02 here, 0.10 in the real-trace evaluation), which makes calm tenants
-restless at the scale of a long job.
+over the seeds (average job time, task kills, unmet primary core-hours). `DIAL` holds the points
+of the report's premise dial (x = `premise.contrast`: how much calmer the calmest third of the
+capacity is, sim/harvest/premise.py), moved by the tenant mix (how much capacity is calm) and by
+the within-sample variation of the primary (`tenants.noise.sigma`: 0.02 here, 0.10 in the
+real-trace evaluation), which makes every tenant restless alike at the scale of a long job.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ DIAL: tuple[tuple[str, Mapping[str, Any]], ...] = (
     ("calm 0/6", {"tenants.mix": {"constant": 0.0, "periodic": 0.5, "unpredictable": 0.5}}),
     ("noise sigma 0.05", {"tenants.noise.sigma": 0.05}),
     ("noise sigma 0.10 (real-trace eval)", {"tenants.noise.sigma": 0.10}),
+    ("noise sigma 0.20", {"tenants.noise.sigma": 0.20}),
+    ("noise sigma 0.30", {"tenants.noise.sigma": 0.30}),
 )
 
 

@@ -1,4 +1,4 @@
-"""Where a scenario sits on Algorithm 1's premise dial: the share of capacity on CALM tenants.
+"""Where a scenario sits on Algorithm 1's premise dial: how much calmer its calmest capacity is.
 
 OSDI'16 §4.1 ranks classes for long jobs constant > periodic > unpredictable "because
 constant-utilization primary tenants with enough available resources are unlikely to take
@@ -6,16 +6,21 @@ resources away from the job during its execution". The gain of Algorithm 1 over 
 that ignores history (yarn-pt) therefore needs servers on which the primary does NOT rise
 during a long job, next to servers on which it does. The dial measures that on the primary
 the simulator actually plays (each server's series at the within-sample resolution,
-`tenants.noise` included, exactly as `Simulation._noisy` draws it):
+`tenants.noise` included, drawn as `Simulation._noisy` draws it):
 
     rise_s(t) = max over t < t' <= t + W of u_s(t')  -  u_s(t)        (fraction of the cores)
-    server s is calm  <=>  95th percentile over t of rise_s(t) <= F
-    calm share        =   calm servers / servers
+    r_s       = 95th percentile over t of rise_s(t)
+    contrast  = 1 - mean(r_s over the calmest third of the servers) / mean(r_s over all servers)
+    calm share = share of servers with r_s <= F
 
-with W = `harvesting.job_length.default_long_s` (3,600 s: a long job lasts at least this long)
-and F = `harvesting.reserve.floor` (5 % of the cores: the smallest reserve the guard keeps, so a
-rise under it never kills). Both are the live configuration's defaults, not fitted here. The
-noise stream is seeded apart from the run's own (same distribution, other draws).
+`contrast` is the dial: the share of the primary's rise during a long job that steering long
+jobs to the calmest third of the capacity avoids (0: every server rises alike, nothing to choose;
+near 1: a third of the capacity stays still while the rest moves). A third is the share of
+capacity the mechanism scenario gives its calm tenants. `calm share` is reported next to it.
+W = `harvesting.job_length.default_long_s` (3,600 s: a long job lasts at least this long),
+F = `harvesting.reserve.floor` (5 % of the cores: the smallest reserve the guard keeps); both are
+the live configuration's defaults, not fitted here. The noise stream is seeded apart from the
+run's own (same distribution, other draws).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ class Premise:
     rise_q95_median: float       # median over servers of that q95 rise (fraction of the cores)
     servers: int
     by_pattern: Mapping[str, float]  # calm share per generator/trace pattern label (ground truth)
+    contrast: float = 0.0        # 1 - (mean q95 rise of the calmest third of servers) / (mean over all)
 
 
 def rises(util: np.ndarray, window_steps: int) -> np.ndarray:
@@ -75,4 +81,6 @@ def premise_of(scenario: Mapping[str, Any], *, where: str, overrides: Mapping[st
     calm = q <= floor
     labels = np.asarray([t.pattern for t in load.tenants], dtype=object)[load.tenant_of]
     by = {str(p): float(calm[labels == p].mean()) for p in sorted(set(labels.tolist()))}
-    return Premise(float(calm.mean()), float(np.median(q)), int(calm.size), by)
+    third = np.sort(q)[: max(1, q.size // 3)]
+    contrast = 1.0 - float(third.mean()) / float(q.mean()) if q.mean() > 0 else 0.0
+    return Premise(float(calm.mean()), float(np.median(q)), int(calm.size), by, contrast)
