@@ -1,6 +1,6 @@
 """Algorithm 1's mechanism run, its premise dial and the real traces' place on it (issue 27).
 
-Called by bench/harvesting.py (`--mechanism-only`, `--dial`, `--real`); see
+Helper of bench/harvesting.py (not a benchmark itself; the underscore keeps `make bench` off it) (`--mechanism-only`, `--dial`, `--real`); see
 docs/evaluation/harvesting.md, "Where Algorithm 1 wins". Every run is an evaluation cell
 (`harvester.sim.harvest.mechanism.compare`): the live loops + decisions.class_selection.
 
