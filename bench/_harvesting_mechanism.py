@@ -51,7 +51,7 @@ def dial(executor: Executor | None, runs: Path | None) -> list[dict[str, Any]]:
     for label, over in DIAL:
         c = compare(seeds=SEEDS, overrides=over, executor=executor, runs_dir=runs)
         p = premise_of(data, where=str(SCENARIO), overrides={**over, **_levels(LEVEL), "seed": SEEDS[0]})
-        out.append({"label": label, "overrides": dict(over), "calm_share": p.calm_share, "contrast": p.contrast,
+        out.append({"label": label, "overrides": dict(over), "contrast": p.contrast, "calm_share": p.calm_share,
                     "rise_q95_median": p.rise_q95_median, "job_time_ratio": c.job_time_ratio,
                     "kills_ratio": c.kills_ratio, "unmet_primary_ratio": c.unmet_primary_ratio,
                     "kills": {k: v["task_kills"] for k, v in c.per_policy.items()}})
@@ -69,7 +69,7 @@ def real(executor: Executor | None, runs: Path | None, traces: str) -> list[dict
                     traces_dir=traces, runs_dir=runs)
         p = premise_of(data, where=str(DEFAULT_SCENARIO), overrides={**over, **_levels(REAL_LEVEL), "seed": 1},
                        traces_dir=traces)
-        out.append({"label": label, "noise_sigma": sigma, "level": REAL_LEVEL, "calm_share": p.calm_share, "contrast": p.contrast,
+        out.append({"label": label, "noise_sigma": sigma, "level": REAL_LEVEL, "contrast": p.contrast, "calm_share": p.calm_share,
                     "calm_share_by_pattern": dict(p.by_pattern), "rise_q95_median": p.rise_q95_median,
                     "job_time_ratio": c.job_time_ratio, "kills_ratio": c.kills_ratio,
                     "unmet_primary_ratio": c.unmet_primary_ratio,

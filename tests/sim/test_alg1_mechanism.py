@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from harvester.sim.harvest.mechanism import LEVEL, SCENARIO, compare
-from harvester.sim.harvest.premise import FLOOR, WINDOW_S, premise_of, rises
+from harvester.sim.harvest.premise import FLOOR, WINDOW_S, contrast_of, premise_of, rises
 from harvester.sim.scenario import read_yaml
 
 LEVELS = {"tenants.mean_utilization": {p: LEVEL for p in ("periodic", "constant", "unpredictable")}, "seed": 1}
@@ -21,6 +21,13 @@ def test_rises_are_the_highest_value_ahead_minus_now() -> None:
         rises(u, 5)
 
 
+def test_contrast_is_the_share_of_the_rise_the_calmest_third_avoids() -> None:
+    assert contrast_of(np.full(9, 0.2)) == pytest.approx(0.0, abs=1e-12)  # every server rises alike: nothing to choose
+    assert contrast_of(np.array([0, 0, 0, 0.3, 0.3, 0.3])) == 1.0  # a third stays still
+    assert contrast_of(np.array([0.1, 0.2, 0.3])) == pytest.approx(0.5)
+    assert contrast_of(np.zeros(4)) == 0.0
+
+
 def test_the_dial_uses_the_live_defaults() -> None:
     assert WINDOW_S == 3600.0 and FLOOR == 0.05
 
@@ -32,6 +39,7 @@ def test_the_mechanism_scenario_has_calm_and_restless_tenants_and_noise_erases_t
     assert 0.3 <= p.calm_share <= 0.7
     noisy = premise_of(data, where=str(SCENARIO), overrides={**LEVELS, "tenants.noise.sigma": 0.10})
     assert noisy.calm_share < p.calm_share / 2   # the real-trace evaluation's within-sample variation
+    assert p.contrast > 0.8 and noisy.contrast < p.contrast - 0.1
 
 
 @pytest.mark.slow

@@ -46,11 +46,11 @@ QUANTILE = 0.95
 class Premise:
     """A scenario's place on the dial, with the numbers behind it."""
 
+    contrast: float              # the dial: 1 - mean r_s of the calmest third / mean r_s of all servers
     calm_share: float            # servers whose q95 rise within W is <= F
     rise_q95_median: float       # median over servers of that q95 rise (fraction of the cores)
     servers: int
     by_pattern: Mapping[str, float]  # calm share per generator/trace pattern label (ground truth)
-    contrast: float = 0.0        # 1 - (mean q95 rise of the calmest third of servers) / (mean over all)
 
 
 def rises(util: np.ndarray, window_steps: int) -> np.ndarray:
@@ -61,10 +61,18 @@ def rises(util: np.ndarray, window_steps: int) -> np.ndarray:
     return ahead - util[: -window_steps]
 
 
+def contrast_of(r: np.ndarray) -> float:
+    """1 - mean of the smallest third of `r` / mean of `r` (0 when nothing rises)."""
+    r = np.sort(np.asarray(r, dtype=np.float64))
+    if r.size == 0 or r.mean() <= 0:
+        return 0.0
+    return 1.0 - float(r[: max(1, r.size // 3)].mean()) / float(r.mean())
+
+
 def premise_of(scenario: Mapping[str, Any], *, where: str, overrides: Mapping[str, Any] | None = None,
                traces_dir: str | None = None, window_s: float = WINDOW_S, floor: float = FLOOR,
                seed_offset: int = 7) -> Premise:
-    """Build the scenario's primary (the run's own tenant stream) and measure the calm share."""
+    """Build the scenario's primary (the run's own tenant stream) and measure the dial."""
     sc = parse_scenario(copy.deepcopy(dict(scenario)), where=where, overrides=dict(overrides or {}))
     rng_tenants = np.random.default_rng(np.random.SeedSequence(sc.seed).spawn(6)[0])
     load = build_load(sc, rng_tenants, traces_dir, str(Path(where).resolve().parent), {})
@@ -81,6 +89,4 @@ def premise_of(scenario: Mapping[str, Any], *, where: str, overrides: Mapping[st
     calm = q <= floor
     labels = np.asarray([t.pattern for t in load.tenants], dtype=object)[load.tenant_of]
     by = {str(p): float(calm[labels == p].mean()) for p in sorted(set(labels.tolist()))}
-    third = np.sort(q)[: max(1, q.size // 3)]
-    contrast = 1.0 - float(third.mean()) / float(q.mean()) if q.mean() > 0 else 0.0
-    return Premise(float(calm.mean()), float(np.median(q)), int(calm.size), by, contrast)
+    return Premise(contrast_of(q), float(calm.mean()), float(np.median(q)), int(calm.size), by)
