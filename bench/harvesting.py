@@ -14,7 +14,13 @@
    blocks of 2,048 polls as the store yields them; one block of random-walk utilization is
    generated once and replayed with advancing times, so the figure is the fit alone), 20
    classes, H = 20 s. Targets: under 30 s and under 2 GB peak RSS.
-Figures are medians over `--repeats` runs. Writes bench/results/harvesting.json.
+5. Algorithm 1 where its premise holds (issue 27, bench/_harvesting_mechanism.py): yarn-h vs
+   yarn-pt on deploy/scenarios/mechanism-alg1.yaml (seeds 1, 2): figures
+   `mechanism_yarn_h_vs_pt_job_time_ratio`, `mechanism_yarn_h_vs_pt_kills_ratio`. `--dial` adds
+   the premise dial (docs/evaluation/img/harvesting-premise-dial.png), `--real` the real traces'
+   place on it (needs `--traces`). `--mechanism-only` runs item 5 alone:
+       .venv/bin/python bench/harvesting.py --mechanism-only --dial --real --traces ../../shared/traces
+Figures are medians over `--repeats` runs. Merges its keys into bench/results/harvesting.json.
 """
 
 from __future__ import annotations
@@ -190,8 +196,72 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nodes", type=int, default=10000)
     ap.add_argument("--reserve-days", type=float, default=7.0, help="days of 3-s raw samples for the reserve fit")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "harvesting.json")
+    ap.add_argument("--mechanism-only", action="store_true", help="run only item 5 (Algorithm 1's mechanism scenario)")
+    ap.add_argument("--dial", action="store_true", help="item 5 also sweeps the premise dial and plots it")
+    ap.add_argument("--real", action="store_true", help="item 5 also runs the real-trace scenario with and without noise")
+    ap.add_argument("--traces", default=os.environ.get("HARVESTER_TRACES_DIR"), help="folder of the real traces (--real)")
+    ap.add_argument("--processes", type=int, default=2, help="simulation workers of item 5")
+    ap.add_argument("--runs", type=Path, default=None, help="save and reuse item 5's runs here")
+    ap.add_argument("--plot", type=Path, default=ROOT / "docs" / "evaluation" / "img" / "harvesting-premise-dial.png")
     args = ap.parse_args(argv)
+    command = " ".join(["python", "bench/harvesting.py", *(argv if argv is not None else sys.argv[1:])])
+    if args.mechanism_only:
+        return write_merged(args.out, command, mechanism_figures(args), {})
+    result = benchmarks(args)
+    return write_merged(args.out, command, {**result.pop("figures"), **mechanism_figures(args)}, result)
 
+
+def mechanism_figures(args: argparse.Namespace) -> dict[str, object]:
+    """Item 5 (bench/_harvesting_mechanism.py); the dial and the real traces when asked for."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import _harvesting_mechanism as hm  # a helper: `make bench` runs bench/[a-z]*.py only
+    from harvester.sim.sweep import make_executor
+
+    if args.real and not args.traces:
+        raise SystemExit("--real needs --traces DIR (the real Bitbrains + Alibaba traces)")
+    with make_executor(args.processes) as ex:
+        figures: dict[str, object] = hm.mechanism(ex, args.runs)
+        print(f"mechanism: job time x{figures['mechanism_yarn_h_vs_pt_job_time_ratio']:.3f}, "
+              f"kills x{figures['mechanism_yarn_h_vs_pt_kills_ratio']:.3f}, "
+              f"unmet primary x{figures['mechanism_yarn_h_vs_pt_unmet_primary_ratio']:.3f}", flush=True)
+        points = hm.dial(ex, args.runs) if args.dial else []
+        reals = hm.real(ex, args.runs, str(Path(args.traces).resolve())) if args.real else []
+    if points:
+        figures["premise_dial"] = points
+    if reals:
+        figures["premise_real_traces"] = reals
+    if points or reals:
+        hm.plot(points, reals, args.plot)
+        print(f"wrote {args.plot}")
+    return figures
+
+
+def write_merged(out: Path, command: str, figures: dict[str, object], extra: dict[str, object]) -> int:
+    """Merge into the existing JSON: figures key by key, other top-level keys replaced."""
+    try:
+        old = json.loads(out.read_text()) if out.exists() else {}
+    except (OSError, json.JSONDecodeError):
+        old = {}
+    result = {**old, **extra, "name": "harvesting", "machine": {"cores": os.cpu_count(), "python": platform.python_version()}}
+    result["figures"] = {**old.get("figures", {}), **figures}
+    result.setdefault("commands", {})
+    parts = [k for k in ("premise_dial", "premise_real_traces") if k in figures]
+    result["commands"]["+".join(["all" if extra else "mechanism", *parts])] = command
+    for k in ("mechanism_yarn_h_vs_pt_job_time_ratio", "mechanism_yarn_h_vs_pt_kills_ratio"):
+        if k in figures:
+            result[k] = figures[k]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{'figure':42} {'value':>10}")
+    for k, v in figures.items():
+        if isinstance(v, (int, float)):
+            print(f"{k:42} {v:>10.4g}")
+    print(f"wrote {out}")
+    return 0
+
+
+def benchmarks(args: argparse.Namespace) -> dict[str, object]:
+    """Items 1-4 (timed)."""
     classify = bench_classify(args.tenants, args.repeats)
     select = bench_select(args.calls, args.repeats)
     guard = bench_guard(args.nodes, max(args.repeats, 5))
@@ -211,24 +281,16 @@ def main(argv: list[str] | None = None) -> int:
     targets = {"classify_5000_tenants_seconds": 60.0, "select_classes_p99_ms": 1.0, "guard_cycle_10k_nodes_seconds": 1.0,
                "reserve_fit_10k_nodes_7d_3s_seconds": 30.0, "reserve_fit_peak_rss_mb": 2048.0}
     result = {
-        "name": "harvesting",
-        "command": " ".join(["python", "bench/harvesting.py", *(argv if argv is not None else sys.argv[1:])]),
-        "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
         "figures": figures,
         "targets": targets,
+        "command": " ".join(["python", "bench/harvesting.py", *sys.argv[1:]]),
         "classify_5000_tenants_seconds": figures.get("classify_5000_tenants_seconds"),
         "select_classes_p99_ms": figures["select_classes_p99_ms"],
         "guard_cycle_10k_nodes_seconds": figures.get("guard_cycle_10k_nodes_seconds"),
         "reserve_fit_10k_nodes_7d_3s_seconds": figures.get("reserve_fit_10k_nodes_7d_3s_seconds"),
         "reserve_fit_peak_rss_mb": figures["reserve_fit_peak_rss_mb"],
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"{'figure':42} {'value':>10}  target")
-    for k, v in figures.items():
-        print(f"{k:42} {v:>10.4g}  {targets.get(k, '')}")
-    print(f"wrote {args.out}")
-    return 0
+    return result
 
 
 if __name__ == "__main__":
