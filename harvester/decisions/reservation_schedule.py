@@ -62,6 +62,12 @@ def divides_lcm(period_s: float, step_s: float, lcm_steps: int) -> bool:
     return abs(period - round(period)) <= 1e-6 and round(period) >= 1 and lcm_steps % round(period) == 0
 
 
+def instance_start(terms: Terms, starting_at: float) -> float:
+    """The start of the first period of `terms` at or after `starting_at`."""
+    n = math.ceil((starting_at - terms.grid_origin_s) / terms.period_s - 1e-9)
+    return terms.grid_origin_s + n * terms.period_s
+
+
 def plannable_terms(terms: Terms, lcm_steps: int, starting_at: float) -> Terms:
     """`terms` when its period divides the LCM; else the one-off terms of the first instance
     starting at or after `starting_at` (module docstring)."""
@@ -69,9 +75,10 @@ def plannable_terms(terms: Terms, lcm_steps: int, starting_at: float) -> Terms:
         return terms
     lcm_s = lcm_steps * terms.step_s
     origin = terms.grid_origin_s
-    start = origin + math.ceil((starting_at - origin) / terms.period_s - 1e-9) * terms.period_s
+    start = instance_start(terms, starting_at)
     offset = start - (origin + math.floor((start - origin) / lcm_s) * lcm_s)  # into its LCM period
-    return replace(terms, period_s=lcm_s, earliest_s=terms.earliest_s + offset, deadline_s=terms.deadline_s + offset)
+    return replace(terms, period_s=lcm_s, earliest_s=terms.earliest_s + offset, deadline_s=terms.deadline_s + offset,
+                   instance_s=start)
 
 
 def request_for(job: str, terms: Terms, container: Resources, step_s: float, gang: int,
@@ -80,8 +87,8 @@ def request_for(job: str, terms: Terms, container: Resources, step_s: float, gan
     if not math.isclose(terms.step_s, step_s):
         raise PlanError(f"{job}: skyline step {terms.step_s:g}s differs from the plan step {step_s:g}s")
     if not divides_lcm(terms.period_s, step_s, lcm_steps):
-        raise PlanError(f"{job}: period {terms.period_s:g}s is not a whole number of steps dividing the plan's "
-                        f"{lcm_steps} steps (plannable_terms makes it a one-off first)")
+        raise PlanError(f"{job}: period {terms.period_s:g}s does not divide the plan's {lcm_steps} steps in whole "
+                        "steps (plannable_terms makes it a one-off first)")
     p = int(round(terms.period_s / step_s))
     earliest, deadline = window_steps(terms.earliest_s, terms.deadline_s, step_s)
     shift = (earliest // p) * p  # inputs available only in a later period: the window moves with them
@@ -123,6 +130,14 @@ def desired_windows(now: float, jobs: Iterable[PlannedJob], *, step_s: float, le
             arrival = start + offset_ms
             if arrival > now_ms + lead_s * 1000:
                 break
+            n += 1
+            if j.terms.instance_s is not None:  # a one-off: only its instance's window, keyed by the instance
+                first = int(round(j.terms.instance_s * 1000))
+                day = origin_ms + (first - origin_ms) // p_ms * p_ms  # the LCM period its window is placed in
+                lo, hi = day + int(j.terms.earliest_s * 1000) - step_ms, day + int(j.terms.deadline_s * 1000)
+                if not lo <= arrival <= hi:
+                    continue
+                start = first
             key = record_key(j.job, start)
             spec = spec_from_steps(reservation_name(prefix, j.job, start), arrival, j.placement.alloc, step_ms,
                                    j.placement.container)
@@ -130,7 +145,6 @@ def desired_windows(now: float, jobs: Iterable[PlannedJob], *, step_s: float, le
             out[key] = Desired(key, j.job, start, spec, ok,
                                "" if ok else f"its window opens at {when(arrival / 1000, now_ms / 1000)}, less than "
                                              f"min_lead_s {min_lead_s:g} s ahead")
-            n += 1
     return out, problems
 
 

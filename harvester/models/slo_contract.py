@@ -126,6 +126,7 @@ class Terms:
     problematic: bool = False
     longer_runs: int = 0           # training runs longer than the window, left out of the skyline (skyline_window.py)
     longest_run_s: float = 0.0     # the longest training run (0: unknown): when a run starts at once (static_fallback)
+    instance_s: float | None = None  # a one-off's period start (reservation_schedule.plannable_terms; §6)
 
 
 @dataclass(frozen=True)

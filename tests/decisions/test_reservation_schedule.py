@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from harvester.decisions.reservation_actions import R_ORDER_NO_GAP, SpecStage, spec_from_steps
 from harvester.decisions.reservation_lifecycle import ReservationState, new_record
 from harvester.decisions.reservation_plan import Placement, PlanError, Stage
-from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, due_nudges, request_for
+from harvester.decisions.reservation_schedule import PlannedJob, desired_windows, due_nudges, plannable_terms, request_for
 from harvester.domain import Resources
 from harvester.models.slo_contract import Terms
 
@@ -83,6 +83,22 @@ def test_requests_from_terms(terms: Terms, earliest: int, deadline: int, stages:
 def test_requests_that_cannot_be_made(terms: Terms, message: str) -> None:
     with pytest.raises(PlanError, match=message):
         request_for("j", terms, C, 60.0, 1, 1440)
+
+
+def test_a_period_that_does_not_divide_the_day_is_reserved_one_instance_at_a_time() -> None:
+    """§6: a daily job drifting +30 s a day (P = 86,430 s) gets a one-off for the instance that
+    starts at or after the given time, placed on the day grid; the next instance moves with it."""
+    drift = Terms(86_430.0, 3_600.0, 10_800.0, 0.0, 60.0, (1024,), (1,))
+    day3 = plannable_terms(drift, 1440, 3 * 86_400.0)  # instance 3 starts at 3 × 86,430 = day 3 + 90 s
+    assert (day3.period_s, day3.earliest_s, day3.deadline_s) == (86_400.0, 3_690.0, 10_890.0)
+    req = request_for("drift", day3, C, 60.0, 1, 1440)
+    assert (req.period_steps, req.earliest, req.deadline) == (1440, 62, 180)  # ⌈3690/60⌉, ⌊10890/60⌋ − 1
+    assert plannable_terms(drift, 1440, 3 * 86_400.0 + 91.0).earliest_s == 3_720.0  # the next one: day 4 + 120 s
+    assert plannable_terms(T, 1440, 12_345.0) is T  # a divisor of the day stays recurring
+    hourly = Terms(3_553.0, 60.0, 600.0, 0.0, 60.0, (1024,), (1,))  # shorter than the day, not dividing it
+    one = plannable_terms(hourly, 1440, 7_200.0)  # instance 3 starts at 10,659 s
+    assert (one.earliest_s, one.deadline_s) == (10_719.0, 11_259.0)
+    assert request_for("hourly", one, C, 60.0, 1, 1440).period_steps == 1440
 
 
 def test_nudges_are_due_at_activation_each_stage_boundary_and_the_end_of_held_reservations() -> None:

@@ -17,6 +17,8 @@ import pytest
 from harvester.domain import Resources
 from harvester.emulator.queues import QueueConfig
 
+from harvester.emulator.demo_recurring import RecurringJob
+
 from morpheus_rig import JOB, PERIOD, Rig
 
 @pytest.fixture()
@@ -96,6 +98,30 @@ def test_an_app_in_our_reservation_gets_containers_in_the_first_and_the_second_p
     assert len({r["reservation_id"] for r in ours}) >= 3, "one reservation per period"
     assert all(r["state"] in ("SCHEDULED", "ACTIVE", "ENDED", "DELETING", "DELETED") for r in ours)
     assert {r["reservation_id"] for r in ours if r["state"] in ("SCHEDULED", "ACTIVE")} <= listed
+
+
+ODD = RecurringJob("it-odd", 330.0, 30.0, 2, 120.0, 10.0, 300.0)  # 5.5 minutes: no whole number of steps
+
+
+@pytest.mark.parametrize("rig", [{"job": ODD}], indirect=True)
+def test_a_period_that_does_not_divide_the_day_gets_one_off_reservations_instance_by_instance(rig: Rig) -> None:
+    """§6: a period that does not divide the LCM is reserved one instance at a time
+    (decisions/reservation_schedule.plannable_terms): two consecutive instances each get their own
+    reservation at their own phase, 330 s apart, on the RM."""
+    c = rig.cluster
+    rig.step(2)
+    (job,) = rig.admin("/v1/morpheus/slos")["jobs"]
+    period_ms = round(job["period_s"] * 1000)  # 12 jittered runs: within a few seconds of 330
+    assert abs(job["period_s"] - ODD.period_s) <= 3 and not job["lcm_aligned"] and job["planned"], job
+    arrivals: set[int] = set()
+    for _ in range(4):
+        arrivals |= {r.definition.arrival_ms for r in c.client.list_reservations(queue="root.default")}
+        rig.step(120)
+    first = sorted(arrivals)
+    assert len(first) >= 2, first
+    gaps = {b - a for a, b in zip(first, first[1:])}
+    # one per instance: each gap is whole periods, give or take the window rounded to whole steps
+    assert all(min(g % period_ms, period_ms - g % period_ms) <= 60_000 and g >= period_ms - 60_000 for g in gaps), gaps
 
 
 @pytest.mark.parametrize("rig", ["recurring"], indirect=True)

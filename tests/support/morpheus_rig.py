@@ -42,7 +42,7 @@ def emulator_settings(url: str, **sections: Any) -> Settings:
 
 
 class Rig:
-    def __init__(self, mode: str = "one_off", queues: Any = None, **morpheus: Any) -> None:
+    def __init__(self, mode: str = "one_off", queues: Any = None, job: RecurringJob = JOB, **morpheus: Any) -> None:
         self.cluster = EmuCluster(start=1_795_430_000.0 + 20.0, queues=queues)
         self._dir = Path(tempfile.mkdtemp(prefix="morpheus-rig-"))
         self.token_file = self._dir / "admin.token"
@@ -55,7 +55,7 @@ class Rig:
             morpheus={"enabled": True, "reservations": {"mode": mode, "renew_lead_s": 120, "control_period_s": 5},
                       **morpheus})
         self.app = Harvester(settings, clock=self.cluster.clock, registry=CollectorRegistry())
-        runs, accesses = recurring_history(self.cluster.clock.now(), jobs=(JOB,), origin="rm")
+        runs, accesses = recurring_history(self.cluster.clock.now(), jobs=(job,), origin="rm")
         self.app.store.append_job_runs(runs)
         self.app.store.append_provenance("it", accesses, [], None, self.cluster.clock.now())
         self.app.start(run_loops=False)

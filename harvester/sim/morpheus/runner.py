@@ -116,12 +116,16 @@ def plan_day(jobs: list[JobDay], day: int, capacity: Resources, agent: Agent = l
     day (the LCM)."""
     plan = empty_plan(capacity, int(DAY_S / STEP_S), STEP_S)
     planned, reasons = [], {}
+    start = day * period_s
+    instance_ms: dict[str, int] = {}  # a one-off (§6): the instance starting in this period
     for jd in sorted(jobs, key=lambda j: j.job.name):
         if jd.terms is None:
             reasons[jd.job.name] = "no skyline for this α"
             continue
         try:
-            terms = plannable_terms(jd.terms, plan.lcm_steps, day * period_s)  # a one-off: the day's instance
+            terms = plannable_terms(jd.terms, plan.lcm_steps, start)
+            if terms.instance_s is not None:
+                instance_ms[jd.job.name] = int(round(terms.instance_s * 1000))
             req = request_for(jd.job.name, terms, jd.job.container, STEP_S, 1, plan.lcm_steps)
             decision, plan = place(plan, req, agent)
         except PlanError as exc:  # a period not dividing the day, a skyline that cannot fit its window
@@ -131,12 +135,11 @@ def plan_day(jobs: list[JobDay], day: int, capacity: Resources, agent: Agent = l
             planned.append(PlannedJob(jd.job.name, terms, decision.placement))
         else:
             reasons[jd.job.name] = decision.reason
-    start = day * period_s
-    desired, problems = desired_windows(start - 1.0, planned, step_s=STEP_S, lead_s=period_s, min_lead_s=0.0,
+    desired, problems = desired_windows(start - 1.0, planned, step_s=STEP_S, lead_s=period_s + DAY_S, min_lead_s=0.0,
                                         recurring=False, prefix=PREFIX)
     records = {}
     for i, d in enumerate(sorted(desired.values(), key=lambda d: d.key)):
-        if d.period_start_ms != int(round(start * 1000)):
+        if d.period_start_ms != instance_ms.get(d.job, int(round(start * 1000))):
             continue
         life = Lifecycle.start(d.key, TRANSITIONS, ReservationState.SCHEDULED, start, "simulated submit")
         records[d.job] = ManagedReservation(d.key, d.job, d.period_start_ms, d.spec, d.spec, life,
