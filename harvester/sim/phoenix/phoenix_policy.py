@@ -24,10 +24,17 @@ Sources and order of the mechanisms: docs/evaluation/phoenix-fidelity.md (S5-S7)
   relax soft constraints when the full class's M/G/1 wait exceeds max(30 s, 2 x estimate) and
   the hard-only class (plus the slower run) is sooner, or no worker of the full class is free
   of long work (`should_relax`).
-- **Placement**: Eagle's (the paper: "developed on top of the open source Eagle scheduler";
-  the source places probes and long tasks as Eagle). `placement=True`: the first review's
-  CRV-aware placement of long tasks and probes (workers no contended class needs first); not
-  in the paper — an ablation variant.
+- **Placement** (`placement="crv"`, the default since issue 27): Eagle's LWTF and SSS probing,
+  but the workers are ranked first by the highest CRV ratio (this tick's, above) of the
+  constraint dimensions they satisfy, bucketed as `contention_bucket` — the shared decision
+  code's step 5 (decisions/constrained_placement.py: "lowest contention ... keep scarce nodes
+  for the tasks that need them"; §I: "minimizing the job response times at constrained
+  workers"). Unconstrained long tasks then stay off the workers a contended constraint needs.
+  Issue 27's mechanism scenario showed the defect this fixes: with Eagle's placement (S7,
+  `placement=False`) 84% of the scarce workers' time went to unconstrained long tasks while the
+  p99 short job waited for them (docs/evaluation/phoenix.md, "Mechanism scenario").
+  `placement=True`: the first review's pressure (tasks asked in a 300 s window / all satisfying
+  workers, which ignores that the satisfying workers hold long work) — an ablation variant.
 A relaxed task runs `engine.slowdowns()` slower on a worker that misses its soft constraints.
 """
 
@@ -53,11 +60,11 @@ class PhoenixC(EagleC):
     name = "Phoenix"
 
     def __init__(self, cap: float = SRPT_CAP, tick_s: float = SAMPLE_S, strategy: PlacementStrategy | None = None, *,
-                 reorder: bool = True, order: str = "crv", admission: str | None = "sss", placement: bool = False,
+                 reorder: bool = True, order: str = "crv", admission: str | None = "sss", placement: bool | str = "crv",
                  crv_load: float = CRV_LOAD, min_probes: int = MIN_PROBES) -> None:
         super().__init__(cap, min_probes)
-        if order not in ("crv", "mg1") or admission not in (None, "sss", "mg1"):
-            raise ValueError(f"unknown order {order!r} or admission {admission!r}")
+        if order not in ("crv", "mg1") or admission not in (None, "sss", "mg1") or placement not in (False, True, "crv"):
+            raise ValueError(f"unknown order {order!r}, admission {admission!r} or placement {placement!r}")
         self.reorder, self.order, self.admission, self.placement = reorder, order, admission, placement
         self.crv_load = crv_load
         self.tick_s = tick_s
@@ -65,6 +72,7 @@ class PhoenixC(EagleC):
         self.active: list[Job] = []           # short jobs in flight with tasks not yet started
         self.crv_mode = False                 # busy share above crv_load at the last tick
         self.crv: dict[int, float] = {}       # class -> CRV ratio of its tightest dimension
+        self.dim_ratio: dict[str, float] = {}
         self.relaxed_jobs = 0
         self._slow: dict[tuple, np.ndarray] = {}
         # the first review's M/G/1 state (order="mg1", admission="mg1") and placement pressure
@@ -146,7 +154,9 @@ class PhoenixC(EagleC):
         self.crv = self._crv(sim)
         if self._mg1:
             self._tick_mg1(sim)
-        if self.placement:
+        if self.placement == "crv":
+            self.pressure = self._crv_pressure(sim)
+        elif self.placement:
             self.pressure = self._pressure(sim)
 
     def _crv(self, sim: Simulation) -> dict[int, float]:
@@ -158,6 +168,7 @@ class PhoenixC(EagleC):
             for c in sim.classes[j.cls].constraints:
                 demand[c.key] = demand.get(c.key, 0.0) + j.unbound
         ratio: dict[str, float] = {ANY: crv_ratio(demand[ANY], float(np.count_nonzero(free)))}
+        self.dim_ratio = ratio  # per dimension, for the placement tier
         out: dict[int, float] = {}
         for cls in sim.classes:
             dims = []
@@ -192,6 +203,18 @@ class PhoenixC(EagleC):
                                   crv_ratio(demand.get(c, 0.0), float(supply)))
             for c, w, supply in zip(rows, estimate.wait_s, estimate.slots)
         }
+
+    def _crv_pressure(self, sim: Simulation) -> np.ndarray:
+        """Per worker: the highest CRV ratio (this tick's, module docstring: unbound short tasks
+        asking / workers satisfying that hold no long work) of the constraint dimensions it
+        satisfies and some short job in flight asks for."""
+        out = np.zeros(sim.workers.size)
+        for cls in sim.classes:
+            for c in cls.constraints:
+                r = self.dim_ratio.get(c.key, 0.0)
+                if r > 0:
+                    np.maximum(out, np.where(sim.workers.table.mask(c), r, 0.0), out=out)
+        return out
 
     def _pressure(self, sim: Simulation) -> np.ndarray | None:
         """Per worker: the highest CRV ratio (tasks asking in the window / workers satisfying) of
