@@ -72,7 +72,6 @@ class PhoenixC(EagleC):
         self.active: list[Job] = []           # short jobs in flight with tasks not yet started
         self.crv_mode = False                 # busy share above crv_load at the last tick
         self.crv: dict[int, float] = {}       # class -> CRV ratio of its tightest dimension
-        self.dim_ratio: dict[str, float] = {}
         self.relaxed_jobs = 0
         self._slow: dict[tuple, np.ndarray] = {}
         # the first review's M/G/1 state (order="mg1", admission="mg1") and placement pressure
@@ -168,7 +167,6 @@ class PhoenixC(EagleC):
             for c in sim.classes[j.cls].constraints:
                 demand[c.key] = demand.get(c.key, 0.0) + j.unbound
         ratio: dict[str, float] = {ANY: crv_ratio(demand[ANY], float(np.count_nonzero(free)))}
-        self.dim_ratio = ratio  # per dimension, for the placement tier
         out: dict[int, float] = {}
         for cls in sim.classes:
             dims = []
@@ -205,15 +203,22 @@ class PhoenixC(EagleC):
         }
 
     def _crv_pressure(self, sim: Simulation) -> np.ndarray:
-        """Per worker: the highest CRV ratio (this tick's, module docstring: unbound short tasks
-        asking / workers satisfying that hold no long work) of the constraint dimensions it
-        satisfies and some short job in flight asks for."""
-        out = np.zeros(sim.workers.size)
-        for cls in sim.classes:
+        """Per worker: the highest CRV ratio of the constraint dimensions it satisfies, with the
+        shared decision code's demand (decisions/constrained_placement.py step 1: the tasks in
+        flight plus those asked in the last `window_s`) over this tick's supply (workers
+        satisfying that hold no long work, as `_crv`)."""
+        while self.asks and self.asks[0][0] <= sim.now - self.strategy.window_s:
+            self.asks.popleft()
+        demand: dict[str, tuple] = {}
+        for cls, n in [(sim.classes[c], n) for _, c, n in self.asks] + [(sim.classes[j.cls], j.unbound) for j in self.active]:
             for c in cls.constraints:
-                r = self.dim_ratio.get(c.key, 0.0)
-                if r > 0:
-                    np.maximum(out, np.where(sim.workers.table.mask(c), r, 0.0), out=out)
+                demand[c.key] = (c, demand.get(c.key, (c, 0.0))[1] + n)
+        free = sim.long_count == 0
+        out = np.zeros(sim.workers.size)
+        for c, n in demand.values():
+            mask = sim.workers.table.mask(c)
+            r = crv_ratio(n, float(np.count_nonzero(mask & free)))
+            np.maximum(out, np.where(mask, r, 0.0), out=out)
         return out
 
     def _pressure(self, sim: Simulation) -> np.ndarray | None:
