@@ -27,6 +27,22 @@ from harvester.sim.phoenix.mechanism import MECHANISM_POLICIES, dial, load_scena
 POLICIES = (*MECHANISM_POLICIES, "Phoenix, Eagle's placement (S7)")
 
 
+def real_traces(traces: Path) -> list[dict]:
+    """The real-trace evaluation's runs (seed 1) as dial points: its constraints are the Table II mix."""
+    from harvester.sim.phoenix.evaluate import Plan, run_plan
+    from harvester.sim.phoenix.mechanism import table_ii_pressure
+
+    rows = run_plan(Plan(traces_dir=traces, seeds=(1,), policies=("Eagle-C", "Eagle (no constraints)", "Phoenix")))
+    by = {(r.trace, r.load, r.policy): r.short for r in rows}
+    out = []
+    for trace, load in sorted({(r.trace, r.load) for r in rows}):
+        e, n, p = by[(trace, load, "Eagle-C")], by[(trace, load, "Eagle (no constraints)")], by[(trace, load, "Phoenix")]
+        out.append({"trace": trace, "load": load, "seed": 1, "pressure": table_ii_pressure(),
+                    "p99_ratio_vs_eagle_c": e["p99"] / p["p99"], "eagle_c_constraint_penalty": e["p99"] / n["p99"],
+                    "eagle_c_p99_s": e["p99"], "phoenix_p99_s": p["p99"], "eagle_c_p50_s": e["p50"], "phoenix_p50_s": p["p50"]})
+    return out
+
+
 def plot(points: list[dict], real: list[dict], out: Path) -> None:
     import matplotlib
 
@@ -63,7 +79,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
     ap.add_argument("--shares", default="0.05,0.1,0.2,0.4,0.6,1.0")
-    ap.add_argument("--real", type=Path, help="JSON list of real-trace points {trace, load, pressure, p99_ratio_vs_eagle_c}")
+    ap.add_argument("--real-traces", action="store_true",
+                    help="also place the Yahoo sub-traces on the dial: Eagle-C, Eagle (no constraints) and Phoenix on "
+                         "15,000 workers, loads 1.5 and 3, seed 1 (12 runs, a few minutes)")
     args = ap.parse_args()
     m = load_scenario()
     start = time.perf_counter()
@@ -74,7 +92,10 @@ def main() -> None:
         print(f"pressure {p['pressure']:7.3f} ({'Table II mix' if p['table_ii'] else 'workers ' + format(p['worker_share'], '.2f')}):"
               f" Eagle-C/Phoenix p99 {p['p99_ratio_vs_eagle_c']:.2f} (S7 placement {p['p99_ratio_vs_eagle_c_s7']:.2f}),"
               f" Eagle-C constraint penalty {p['eagle_c_constraint_penalty']:.2f}")
-    real = json.loads(args.real.read_text()) if args.real else []
+    real = real_traces(args.traces) if args.real_traces else []
+    for r in real:
+        print(f"{r['trace']} load {r['load']:g}: pressure {r['pressure']:.3f}, Eagle-C/Phoenix p99 {r['p99_ratio_vs_eagle_c']:.2f},"
+              f" Eagle-C constraint penalty {r['eagle_c_constraint_penalty']:.2f}")
     path = ROOT / "bench" / "results" / "phoenix.json"
     result = json.loads(path.read_text()) if path.exists() else {"name": "phoenix"}
     result["mechanism_dial"] = {"command": "python bench/phoenix_dial.py " + " ".join(sys.argv[1:]),
