@@ -25,8 +25,10 @@ Sources and order of the mechanisms: docs/evaluation/phoenix-fidelity.md (S5-S7)
   the hard-only class (plus the slower run) is sooner, or no worker of the full class is free
   of long work (`should_relax`).
 - **Placement** (`placement="crv"`, the default since issue 27): Eagle's LWTF and SSS probing,
-  but the workers are ranked first by the highest CRV ratio (this tick's, above) of the
-  constraint dimensions they satisfy, bucketed as `contention_bucket` — the shared decision
+  but every tick the workers are ranked first by the highest CRV ratio of the constraint
+  dimensions they satisfy (demand: tasks asked in the last 300 s and unbound tasks of older
+  jobs in flight; supply: satisfying workers free of long work — `_crv_pressure`), bucketed as
+  `contention_bucket` — the shared decision
   code's step 5 (decisions/constrained_placement.py: "lowest contention ... keep scarce nodes
   for the tasks that need them"; §I: "minimizing the job response times at constrained
   workers"). Unconstrained long tasks then stay off the workers a contended constraint needs.
@@ -203,14 +205,17 @@ class PhoenixC(EagleC):
         }
 
     def _crv_pressure(self, sim: Simulation) -> np.ndarray:
-        """Per worker: the highest CRV ratio of the constraint dimensions it satisfies, with the
-        shared decision code's demand (decisions/constrained_placement.py step 1: the tasks in
-        flight plus those asked in the last `window_s`) over this tick's supply (workers
-        satisfying that hold no long work, as `_crv`)."""
-        while self.asks and self.asks[0][0] <= sim.now - self.strategy.window_s:
+        """Per worker: the highest CRV ratio of the constraint dimensions it satisfies. Demand as
+        the shared decision code's (decisions/constrained_placement.py step 1: the tasks asked
+        in the last `window_s`, plus here the unbound tasks of older jobs still in flight), supply
+        as `_crv` (workers satisfying that hold no long work)."""
+        since = sim.now - self.strategy.window_s
+        while self.asks and self.asks[0][0] <= since:
             self.asks.popleft()
+        asked = [(sim.classes[c], n) for _, c, n in self.asks]
+        older = [(sim.classes[j.cls], j.unbound) for j in self.active if j.arrival <= since]
         demand: dict[str, tuple] = {}
-        for cls, n in [(sim.classes[c], n) for _, c, n in self.asks] + [(sim.classes[j.cls], j.unbound) for j in self.active]:
+        for cls, n in asked + older:
             for c in cls.constraints:
                 demand[c.key] = (c, demand.get(c.key, (c, 0.0))[1] + n)
         free = sim.long_count == 0
