@@ -66,3 +66,13 @@ def test_placement_variants_are_checked() -> None:
     assert POLICIES["Phoenix"][0]().placement == "crv"
     with pytest.raises(ValueError, match="placement"):
         PhoenixC(placement="nearest")
+
+
+def test_the_scenario_changes_only_the_scarce_attribute() -> None:
+    from harvester.sim.phoenix.cluster import synthesize_workers
+
+    base = synthesize_workers(2000, 7)
+    scarce = synthesize_workers(2000, 7, mix={"cores": (("16", "32"), (0.95, 0.05))})
+    assert sum(a["cores"] == "32" for a in scarce.attributes) < 0.1 * 2000 < sum(a["cores"] == "32" for a in base.attributes)
+    for a, b in zip(base.attributes, scarce.attributes):
+        assert {k: v for k, v in a.items() if k != "cores"} == {k: v for k, v in b.items() if k != "cores"}
