@@ -1,6 +1,6 @@
 """Benchmark of Phoenix (paper 003): ordering a batch, and the p99 ratios in the simulator.
 
-    .venv/bin/python bench/phoenix.py [--repeats 5] [--traces ../shared/traces] [--loads 1.5,3] [--seeds 1]
+    .venv/bin/python bench/phoenix.py [--repeats 5] [--traces ../shared/traces] [--loads 1.5,3] [--seeds 1] [--mechanism-only]
 
 1. Ordering 10,000 pending tasks against a 15,000-worker view: ``order``
    (decisions/constrained_placement.py steps 1-4: CRV, M/G/1 per constraint class, admission
@@ -16,7 +16,10 @@
 3. The simulator's headline: short-job p99 of Eagle-C, Hawk-C, Sparrow-C and FIFO over Phoenix's,
    geometric mean over the two Yahoo sub-traces x ``--loads`` x ``--seeds`` on 15,000 workers
    (the same runs as `harvester evaluate phoenix`, fewer seeds by default).
-Writes bench/results/phoenix.json.
+4. The mechanism scenario (deploy/scenarios/mechanism-phoenix.yaml, issue 27): Eagle-C p99 /
+   Phoenix p99 (`mechanism_p99_ratio_vs_eagle_c`) and Eagle-C p99 with / without constraints
+   (`mechanism_eagle_c_constraint_penalty`); `--mechanism-only` runs this part alone (seconds).
+Merges its keys into bench/results/phoenix.json (other keys are kept).
 """
 
 from __future__ import annotations
@@ -152,6 +155,35 @@ def bench_simulation(traces: Path, loads: tuple[float, ...], seeds: tuple[int, .
     return figures
 
 
+def bench_mechanism(traces: Path) -> dict[str, float]:
+    from harvester.sim.phoenix.mechanism import load_scenario, run
+
+    start = time.perf_counter()
+    r = run(load_scenario(), traces)
+    return {"mechanism_p99_ratio_vs_eagle_c": r["p99_ratio_vs_eagle_c"],
+            "mechanism_eagle_c_constraint_penalty": r["eagle_c_constraint_penalty"],
+            "mechanism_pressure": r["pressure"],
+            "mechanism_short_p99_s_Eagle-C": r["Eagle-C"]["p99"], "mechanism_short_p99_s_Phoenix": r["Phoenix"]["p99"],
+            "mechanism_short_p99_s_Eagle (no constraints)": r["Eagle (no constraints)"]["p99"],
+            "mechanism_seconds": time.perf_counter() - start}
+
+
+def _write(figures: dict[str, float], top: tuple[str, ...]) -> Path:
+    """Merge `figures` (and the `top` keys at the top level) into bench/results/phoenix.json."""
+    out = ROOT / "bench" / "results" / "phoenix.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result = json.loads(out.read_text()) if out.exists() else {"name": "phoenix"}
+    result.update({"name": "phoenix", "machine": {"cores": os.cpu_count(), "python": platform.python_version()}})
+    result.setdefault("figures", {}).update(figures)
+    result.setdefault("targets", {}).update({"mechanism_p99_ratio_vs_eagle_c": 1.9, "mechanism_eagle_c_constraint_penalty": 1.5})
+    result.setdefault("commands", {})
+    for k in top:
+        if k in figures:
+            result[k] = figures[k]
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -159,27 +191,34 @@ def main() -> None:
     ap.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
     ap.add_argument("--loads", default="1.5,3")
     ap.add_argument("--seeds", default="1")
+    ap.add_argument("--mechanism-only", action="store_true", help="only the mechanism scenario (seconds)")
     args = ap.parse_args()
+    command = "python bench/phoenix.py " + " ".join(sys.argv[1:])
+    mech_keys = ("mechanism_p99_ratio_vs_eagle_c", "mechanism_eagle_c_constraint_penalty")
+    if args.mechanism_only:
+        figures = bench_mechanism(args.traces)
+        out = _write(figures, mech_keys)
+        data = json.loads(out.read_text())
+        data["commands"]["mechanism"] = command
+        out.write_text(json.dumps(data, indent=2) + "\n")
+        for key, value in figures.items():
+            print(f"{key:<45}  {value:12.4f}")
+        print(f"wrote {out.relative_to(ROOT)}")
+        return
     loads = tuple(float(x) for x in args.loads.split(","))
     seeds = tuple(int(x) for x in args.seeds.split(","))
     figures = bench_order(args.traces, args.repeats)
     figures.update(bench_grpc(args.grpc_calls))
     figures.update(bench_simulation(args.traces, loads, seeds))
-    targets = {"order_10k_tasks_15k_workers_ms": 100.0, "p99_ratio_vs_eagle_c": 1.9}
-    result = {
-        "name": "phoenix",
-        "command": "python bench/phoenix.py " + " ".join(sys.argv[1:]),
-        "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
-        "figures": figures,
-        "targets": targets,
-        "order_10k_tasks_15k_workers_ms": figures["order_10k_tasks_15k_workers_ms"],
-        "p99_ratio_vs_eagle_c": figures.get("p99_ratio_vs_eagle_c"),
-        "p99_ratio_vs_sparrow_c": figures.get("p99_ratio_vs_sparrow_c"),
-        "p99_ratio_vs_hawk_c": figures.get("p99_ratio_vs_hawk_c"),
-    }
-    out = ROOT / "bench" / "results" / "phoenix.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    figures.update(bench_mechanism(args.traces))
+    targets = {"order_10k_tasks_15k_workers_ms": 100.0, "p99_ratio_vs_eagle_c": 1.9, "mechanism_p99_ratio_vs_eagle_c": 1.9,
+               "mechanism_eagle_c_constraint_penalty": 1.5}
+    out = _write(figures, ("order_10k_tasks_15k_workers_ms", "p99_ratio_vs_eagle_c", "p99_ratio_vs_sparrow_c",
+                           "p99_ratio_vs_hawk_c", *mech_keys))
+    data = json.loads(out.read_text())
+    data["command"] = command
+    data["commands"]["mechanism"] = command
+    out.write_text(json.dumps(data, indent=2) + "\n")
     width = max(len(k) for k in figures)
     for key, value in figures.items():
         target = f"  (target {targets[key]:g})" if key in targets else ""

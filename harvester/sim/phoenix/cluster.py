@@ -14,6 +14,7 @@ by harvester.models.constraints rules.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,12 +46,14 @@ class Workers:
         return self.table.size
 
 
-def synthesize_workers(n: int, seed: int, per_rack: int = 40) -> Workers:
+def synthesize_workers(n: int, seed: int, per_rack: int = 40,
+                       mix: Mapping[str, tuple[tuple[str, ...], tuple[float, ...]]] | None = None) -> Workers:
+    """`mix` replaces the shares of some attributes (the mechanism scenario's scarce attribute)."""
     if n < 1 or per_rack < 1:
         raise ValueError("need at least one worker and one worker per rack")
     rng = np.random.default_rng(seed)
     columns = {name: rng.choice(np.array(values, dtype=object), size=n, p=np.array(p) / sum(p))
-               for name, (values, p) in ATTRIBUTE_MIX.items()}
+               for name, (values, p) in {**ATTRIBUTE_MIX, **(mix or {})}.items()}
     rack = np.arange(n) // per_rack
     attrs = tuple({"rack": f"/rack{rack[i]}", **{k: str(v[i]) for k, v in columns.items()}} for i in range(n))
     return Workers(NodeTable([f"w{i}" for i in range(n)], attrs), rack, attrs)

@@ -45,6 +45,7 @@ POLICIES: dict[str, tuple[Callable[[], Any], bool]] = {
     "Phoenix: reorder only": (lambda: PhoenixC(admission=None), True),
     "Phoenix: admission only": (lambda: PhoenixC(reorder=False), True),
     "Phoenix + CRV-aware placement (first review)": (lambda: PhoenixC(placement=True), True),
+    "Phoenix, Eagle's placement (S7)": (lambda: PhoenixC(placement=False), True),
     "Phoenix, first review's order (M/G/1 buckets)": (lambda: PhoenixC(order="mg1"), True),
     "Phoenix, first review's admission (M/G/1 bound)": (lambda: PhoenixC(admission="mg1"), True),
     "Phoenix, first review's mechanisms": (lambda: PhoenixC(order="mg1", admission="mg1", placement=True), True),
@@ -54,7 +55,8 @@ MAIN = ("FIFO", "Sparrow-C", "Hawk-C", "Eagle-C", "Phoenix")
 #: What `harvester evaluate phoenix` runs without --policy: the first review's M/G/1 variants take
 #: ~5x longer per run (the M/G/1 model every 5 s) and are run on request.
 DEFAULT_POLICIES = (*MAIN, "Phoenix: reorder only", "Phoenix: admission only",
-                    "Phoenix + CRV-aware placement (first review)", "Eagle (no constraints)")
+                    "Phoenix + CRV-aware placement (first review)", "Phoenix, Eagle's placement (S7)",
+                    "Eagle (no constraints)")
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,19 @@ Sources and order of the mechanisms: docs/evaluation/phoenix-fidelity.md (S5-S7)
   relax soft constraints when the full class's M/G/1 wait exceeds max(30 s, 2 x estimate) and
   the hard-only class (plus the slower run) is sooner, or no worker of the full class is free
   of long work (`should_relax`).
-- **Placement**: Eagle's (the paper: "developed on top of the open source Eagle scheduler";
-  the source places probes and long tasks as Eagle). `placement=True`: the first review's
-  CRV-aware placement of long tasks and probes (workers no contended class needs first); not
-  in the paper — an ablation variant.
+- **Placement** (`placement="crv"`, the default since issue 27): Eagle's LWTF and SSS probing,
+  but every tick the workers are ranked first by the highest CRV ratio of the constraint
+  dimensions they satisfy (demand: tasks asked in the last 300 s and unbound tasks of older
+  jobs in flight; supply: satisfying workers free of long work — `_crv_pressure`), bucketed as
+  `contention_bucket` — the shared decision
+  code's step 5 (decisions/constrained_placement.py: "lowest contention ... keep scarce nodes
+  for the tasks that need them"; §I: "minimizing the job response times at constrained
+  workers"). Unconstrained long tasks then stay off the workers a contended constraint needs.
+  Issue 27's mechanism scenario showed the defect this fixes: with Eagle's placement (S7,
+  `placement=False`) 84% of the scarce workers' time went to unconstrained long tasks while the
+  p99 short job waited for them (docs/evaluation/phoenix.md, "Mechanism scenario").
+  `placement=True`: the first review's pressure (tasks asked in a 300 s window / all satisfying
+  workers, which ignores that the satisfying workers hold long work) — an ablation variant.
 A relaxed task runs `engine.slowdowns()` slower on a worker that misses its soft constraints.
 """
 
@@ -53,11 +62,11 @@ class PhoenixC(EagleC):
     name = "Phoenix"
 
     def __init__(self, cap: float = SRPT_CAP, tick_s: float = SAMPLE_S, strategy: PlacementStrategy | None = None, *,
-                 reorder: bool = True, order: str = "crv", admission: str | None = "sss", placement: bool = False,
+                 reorder: bool = True, order: str = "crv", admission: str | None = "sss", placement: bool | str = "crv",
                  crv_load: float = CRV_LOAD, min_probes: int = MIN_PROBES) -> None:
         super().__init__(cap, min_probes)
-        if order not in ("crv", "mg1") or admission not in (None, "sss", "mg1"):
-            raise ValueError(f"unknown order {order!r} or admission {admission!r}")
+        if order not in ("crv", "mg1") or admission not in (None, "sss", "mg1") or placement not in (False, True, "crv"):
+            raise ValueError(f"unknown order {order!r}, admission {admission!r} or placement {placement!r}")
         self.reorder, self.order, self.admission, self.placement = reorder, order, admission, placement
         self.crv_load = crv_load
         self.tick_s = tick_s
@@ -146,7 +155,9 @@ class PhoenixC(EagleC):
         self.crv = self._crv(sim)
         if self._mg1:
             self._tick_mg1(sim)
-        if self.placement:
+        if self.placement == "crv":
+            self.pressure = self._crv_pressure(sim)
+        elif self.placement:
             self.pressure = self._pressure(sim)
 
     def _crv(self, sim: Simulation) -> dict[int, float]:
@@ -192,6 +203,28 @@ class PhoenixC(EagleC):
                                   crv_ratio(demand.get(c, 0.0), float(supply)))
             for c, w, supply in zip(rows, estimate.wait_s, estimate.slots)
         }
+
+    def _crv_pressure(self, sim: Simulation) -> np.ndarray:
+        """Per worker: the highest CRV ratio of the constraint dimensions it satisfies. Demand as
+        the shared decision code's (decisions/constrained_placement.py step 1: the tasks asked
+        in the last `window_s`, plus here the unbound tasks of older jobs still in flight), supply
+        as `_crv` (workers satisfying that hold no long work)."""
+        since = sim.now - self.strategy.window_s
+        while self.asks and self.asks[0][0] <= since:
+            self.asks.popleft()
+        asked = [(sim.classes[c], n) for _, c, n in self.asks]
+        older = [(sim.classes[j.cls], j.unbound) for j in self.active if j.arrival <= since]
+        demand: dict[str, tuple] = {}
+        for cls, n in asked + older:
+            for c in cls.constraints:
+                demand[c.key] = (c, demand.get(c.key, (c, 0.0))[1] + n)
+        free = sim.long_count == 0
+        out = np.zeros(sim.workers.size)
+        for c, n in demand.values():
+            mask = sim.workers.table.mask(c)
+            r = crv_ratio(n, float(np.count_nonzero(mask & free)))
+            np.maximum(out, np.where(mask, r, 0.0), out=out)
+        return out
 
     def _pressure(self, sim: Simulation) -> np.ndarray | None:
         """Per worker: the highest CRV ratio (tasks asking in the window / workers satisfying) of
