@@ -60,6 +60,20 @@ def _plain_utf8(body: bytes) -> bool:
     return True
 
 
+_HEADROOM = 32
+
+
+def _with_headroom(frames: int, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` called ``frames`` Python frames deeper. Both parsers count nesting against
+    the interpreter's recursion limit from the current stack depth; the plain path goes
+    through a few more frames (json.loads, decode, raw_decode, the hook). Checking the body's
+    nesting with this headroom makes msgspec refuse (-> plain path, today's error) every body
+    json would refuse for depth, instead of accepting a few levels json rejects."""
+    if frames:
+        return _with_headroom(frames - 1, fn, *args)
+    return fn(args[0], type=args[1])
+
+
 def _envelope_types(outer: str, inner: str) -> type:
     wrap = msgspec.defstruct("Wrap", [("items", msgspec.Raw, _NULL)], rename={"items": inner})
     return msgspec.defstruct("Env", [("body", wrap | None, None)], rename={"body": outer})
@@ -102,8 +116,8 @@ def decode_list_streamed(body: Any, outer: str, inner: str, struct: Struct[Any],
     if env_type is None:
         env_type = _ENVS[(outer, inner)] = _envelope_types(outer, inner)
     try:
-        env = msgspec.json.decode(body, type=env_type)
-    except msgspec.MsgspecError:
+        env = _with_headroom(_HEADROOM, msgspec.json.decode, body, env_type)
+    except (msgspec.MsgspecError, RecursionError):
         return FALLBACK
     wrap = getattr(env, "body")
     if wrap is None:
@@ -118,7 +132,7 @@ def decode_list_streamed(body: Any, outer: str, inner: str, struct: Struct[Any],
         return FALLBACK
     try:
         parts = msgspec.json.decode(raw, type=list[msgspec.Raw]) if lead == b"[" else [raw]
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, RecursionError):
         return FALLBACK
     where = f"{outer}.{inner}"
     out = []
@@ -129,7 +143,7 @@ def decode_list_streamed(body: Any, outer: str, inner: str, struct: Struct[Any],
                 try:
                     out.append(element(part))
                     continue
-                except (msgspec.MsgspecError, Mismatch):
+                except (msgspec.MsgspecError, Mismatch, RecursionError):
                     pass
             # strict UTF-8 (checked above): the same text json.loads(bytes) would decode, faster
             doc = loads(bytes(part).decode(), merge_repeated_keys=merge_repeated_keys)

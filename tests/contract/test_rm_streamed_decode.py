@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from typing import Any
 
 import msgspec
@@ -166,3 +167,22 @@ def test_random_quirks_and_damage_give_the_same_model_or_error(name: str, data: 
 def test_edge_bodies(body: bytes) -> None:
     for name in STREAMED:
         _same(name, body)
+
+
+def _at_stack_depth(frames: int, fn: Any) -> Any:
+    return _at_stack_depth(frames - 1, fn) if frames else fn()
+
+
+@pytest.mark.parametrize("name", STREAMED)
+@pytest.mark.parametrize("stack", [0, 200])
+def test_nesting_near_the_recursion_limit_gives_the_same_result_or_error(name: str, stack: int) -> None:
+    """Both parsers count nesting against the recursion limit from the caller's stack depth:
+    around that depth, the streamed path must still agree with the plain one (no
+    RecursionError escaping, no body accepted that the plain path refuses)."""
+    node = TEMPLATES["nodes"]["nodes"]["node"][0]
+    limit = sys.getrecursionlimit()
+    for depth in range(limit - 80 - stack, limit + 5 - stack):
+        deep = "[" * depth + "]" * depth
+        element = json.dumps(node)[:-1] if name == "nodes" else '{"id":"a"'
+        body = (f'{{"{name}":{{"{name[:-1]}":[{element},"zz":{deep}}}]}}}}').encode()
+        _at_stack_depth(stack, lambda: _same(name, body))  # noqa: B023
