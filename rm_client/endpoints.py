@@ -19,6 +19,8 @@ from urllib.parse import quote
 from rm_client.errors import RMDecodeError, error_for_response
 from rm_client.wire import app_ops, apps, attempts, cluster, labels, nodes, reservations, scheduler
 from rm_client.wire._json import loads
+from rm_client.wire.nodes_typed import decode_node_raw
+from rm_client.wire.streamed import FALLBACK, decode_list_streamed
 
 __all__ = ["ENDPOINTS", "Endpoint", "decode_answer", "match"]
 
@@ -40,6 +42,9 @@ class Endpoint:
     why: str = ""
     fixed_body: bytes | None = None
     merge_repeated_keys: bool = True  # False only where no DAO holds a map (speed: /nodes)
+    #: bytes -> model without the whole parsed document in memory, or FALLBACK for the plain
+    #: path (the big list answers, issue 29; rm_client.wire.streamed)
+    decode_body: Callable[[bytes], Any] | None = None
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -49,6 +54,15 @@ class Endpoint:
     def path(self, **params: str) -> str:
         """The request path with each parameter percent-encoded (``:`` kept for node ids)."""
         return self.template.format(**{k: quote(v, safe=":") for k, v in params.items()})
+
+
+def _nodes_body(body: bytes) -> Any:
+    return decode_list_streamed(body, "nodes", "node", nodes.NODE, merge_repeated_keys=False,
+                                element=decode_node_raw)
+
+
+def _apps_body(body: bytes) -> Any:
+    return decode_list_streamed(body, "apps", "app", apps.APP, merge_repeated_keys=True)
 
 
 _READ = "a read"
@@ -68,7 +82,8 @@ _EPS = [
     _E("queue-access", "GET", ROOT + "/queues/{queue}/access", True,
        _s.decode_queue_access, _s.encode_queue_access, _READ),
     # nodes
-    _E("nodes", "GET", ROOT + "/nodes", True, _n.decode_nodes, _n.encode_nodes, _READ, merge_repeated_keys=False),
+    _E("nodes", "GET", ROOT + "/nodes", True, _n.decode_nodes, _n.encode_nodes, _READ, merge_repeated_keys=False,
+       decode_body=_nodes_body),
     _E("node", "GET", ROOT + "/nodes/{node_id}", True, _n.decode_node, _n.encode_node, _READ,
        merge_repeated_keys=False),
     _E("node-resource", "POST", ROOT + "/nodes/{node_id}/resource", False,
@@ -76,7 +91,7 @@ _EPS = [
        _ONCE + ": an absolute capacity, but a repeat re-arms the node's overCommitTimeout (a cut with "
        "T=0 kills again) and may land long after the data it was decided from"),
     # apps
-    _E("apps", "GET", ROOT + "/apps", True, _a.decode_apps, _a.encode_apps, _READ),
+    _E("apps", "GET", ROOT + "/apps", True, _a.decode_apps, _a.encode_apps, _READ, decode_body=_apps_body),
     _E("new-application", "POST", ROOT + "/apps/new-application", False,
        _o.decode_new_application, _o.encode_new_application, "each call allocates a new application id"),
     _E("submit-application", "POST", ROOT + "/apps", False, None, None,
@@ -207,6 +222,10 @@ def decode_answer(endpoint: Endpoint, status: int, body: bytes, *, method: str |
         return None
     try:
         with _gc_paused(len(body)):
+            if endpoint.decode_body is not None:
+                fast = endpoint.decode_body(body)
+                if fast is not FALLBACK:
+                    return fast
             return endpoint.decode(loads(body, merge_repeated_keys=endpoint.merge_repeated_keys))
     except RMDecodeError as err:
         err.method, err.path, err.status, err.rm_url = method, path, status, rm_url
