@@ -36,6 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from harvester.eval_paths import full_or_vendored_traces
 from harvester.decisions.deadline_control import DeadlineContext, DeadlineParams, decide  # noqa: E402
 from harvester.decisions.deadline_utility import DeadlineUtility  # noqa: E402
 from harvester.models.completion_time import allocation_levels, precompute  # noqa: E402
@@ -122,7 +123,7 @@ def bench_mechanism() -> dict[str, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--traces", default=str(ROOT.parent / "shared" / "traces"))
+    ap.add_argument("--traces", default=str(full_or_vendored_traces(ROOT)))
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--calls", type=int, default=10_000)

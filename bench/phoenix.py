@@ -38,6 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from harvester.eval_paths import full_or_vendored_traces
 from harvester.decisions.constrained_placement import PlacementContext, PlacementStrategy, TaskAsk, decide, order  # noqa: E402
 from harvester.decisions.placement_view import view_of  # noqa: E402
 from harvester.domain import Resources  # noqa: E402
@@ -188,7 +189,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--grpc-calls", type=int, default=200)
-    ap.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
+    ap.add_argument("--traces", type=Path, default=full_or_vendored_traces(ROOT))
     ap.add_argument("--loads", default="1.5,3")
     ap.add_argument("--seeds", default="1")
     ap.add_argument("--mechanism-only", action="store_true", help="only the mechanism scenario (seconds)")

@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from harvester.eval_paths import full_or_vendored_traces
 from harvester.sim.phoenix.mechanism import MECHANISM_POLICIES, dial, load_scenario, run  # noqa: E402
 
 POLICIES = (*MECHANISM_POLICIES, "Phoenix, Eagle's placement (S7)")
@@ -77,7 +78,7 @@ def plot(points: list[dict], real: list[dict], out: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces")
+    ap.add_argument("--traces", type=Path, default=full_or_vendored_traces(ROOT))
     ap.add_argument("--shares", default="0.05,0.1,0.2,0.4,0.6,1.0")
     ap.add_argument("--real-traces", action="store_true",
                     help="also place the Yahoo sub-traces on the dial: Eagle-C, Eagle (no constraints) and Phoenix on "

@@ -57,7 +57,7 @@ from rm_client.wire.nodes import decode_nodes  # noqa: E402
 
 TARGET_S = 0.2
 TARGET_RSS_PER_MB = 5.0
-FIXTURES = Path(os.environ.get("HARVESTER_FIXTURES_DIR") or REPO.parent / "shared" / "fixtures")
+FIXTURES = Path(os.environ.get("HARVESTER_FIXTURES_DIR") or REPO / "tests" / "data" / "shared" / "fixtures")  # vendored copy
 
 
 def synthesize(n: int, seed: int = 1) -> bytes:

@@ -41,6 +41,13 @@ def add_traces_and_out(parser: argparse.ArgumentParser, name: str, holds: str) -
                         help=f"report folder (default {default_out(name)}; the published reports: --out docs/evaluation)")
 
 
+def full_or_vendored_traces(repo: Path) -> Path:
+    """The benchmarks' default: the full public traces beside the checkout (../shared/traces, as
+    the reports were measured) when present, else the vendored samples (a fresh clone)."""
+    full = repo.parent / "shared" / "traces"
+    return full if full.is_dir() else VENDORED_TRACES
+
+
 def is_vendored(traces: Path) -> bool:
     return traces.resolve() == VENDORED_TRACES.resolve()
 
