@@ -10,9 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -56,6 +54,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from harvester.observability.logs import configure_logging
     from harvester.preflight import PreflightError, listen_problem, preflight
 
+    from harvester.cli_common import stop_on_signals, wait_until
     from harvester.admin_token import TokenError, serving_token
 
     try:
@@ -75,9 +74,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     problem = listen_problem(settings)
     if problem is not None:
         return _fail(EXIT_FAILURE, f"cannot start: {problem}")
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = stop_on_signals()
     try:
         app = Harvester(settings)
     except (StoreError, OSError, ValueError) as exc:  # ValueError: e.g. RMConfigError (Kerberos credentials)
@@ -90,7 +87,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    stop.wait()
+    wait_until(stop)
     app.stop()
     return EXIT_OK
 

@@ -4,7 +4,9 @@ URL and reading one JSON document from it (import-light: requests is loaded when
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from typing import Any
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
@@ -90,3 +92,20 @@ def sidecar_json(base: str, path: str, *, method: str = "GET", timeout_s: float 
         return resp.status_code, resp.json()
     except ValueError:
         raise SidecarError(f"{method} {url}: HTTP {resp.status_code} but not JSON") from None
+
+
+
+def stop_on_signals() -> threading.Event:
+    """An event SIGTERM or SIGINT sets (installed before the servers start, so an early signal counts)."""
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    return stop
+
+
+def wait_until(stop: threading.Event) -> None:
+    """Block until `stop` is set, waking every second: a signal the kernel delivers to another
+    thread (gRPC's, the servers') does not interrupt an untimed wait in the main thread, so Python
+    would never run the handler and the process would not stop (seen under load in CI)."""
+    while not stop.wait(1.0):
+        pass

@@ -10,14 +10,13 @@ SIGTERM, then stops cleanly. Apps, reservations and node updates come from clien
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 
 EXIT_OK, EXIT_CONFIG = 0, 2
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from harvester.cli_common import stop_on_signals, wait_until
     from harvester.clock import RealClock, ScaledClock
     from harvester.domain import Resources
     from harvester.emulator import Emulator, EmulatorConfig, EmulatorServer, Workload
@@ -29,9 +28,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     emu = Emulator(clock, EmulatorConfig(seed=args.seed))
     Workload(emu).add_cluster(args.size, Resources(args.node_memory_mb, args.node_vcores),
                               physical_cores=float(args.node_cores))
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = stop_on_signals()
     try:
         server = EmulatorServer(emu, args.host, args.port).start()
     except OSError as exc:
@@ -40,7 +37,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(server.url, flush=True)
     print(f"YARN RM emulator: {args.size} NodeManagers, clock x{args.speed}, seed {args.seed}; Ctrl-C stops.",
           file=sys.stderr, flush=True)
-    stop.wait()
+    wait_until(stop)
     server.stop()
     return EXIT_OK
 

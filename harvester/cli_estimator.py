@@ -9,12 +9,10 @@ URL on stdout, serves until SIGINT or SIGTERM.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from pathlib import Path
 
-from harvester.cli_common import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, fail
+from harvester.cli_common import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK, fail, stop_on_signals, wait_until
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -43,9 +41,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ValueError as exc:  # --port / --host / --data-dir
         return fail(EXIT_CONFIG, f"estimator serve: {exc}")
     configure_logging(settings.logging.level, settings.logging.format, secrets=[token] if token else [])
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = stop_on_signals()
     try:
         store = SqliteHistoryStore(":memory:" if settings.store.backend == "memory" else settings.store.path)
     except StoreError as exc:
@@ -61,7 +57,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"Resource Estimator API at {server.url}/resourceestimator/ (store {settings.store.path if settings.store.backend == 'sqlite' else ':memory:'}; "
           f"translator data dir {data_dir or 'none: every file refused'}; writes {writes}). Ctrl-C stops.",
           file=sys.stderr, flush=True)
-    stop.wait()
+    wait_until(stop)
     server.stop()
     store.close()
     return EXIT_OK
