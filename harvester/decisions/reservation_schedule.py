@@ -113,7 +113,7 @@ def desired_windows(now: float, jobs: Iterable[PlannedJob], *, step_s: float, le
         origin_ms = int(round(j.terms.grid_origin_s * 1000))
         offset_ms = j.placement.start * step_ms
         length_ms = len(j.placement.alloc) * step_ms
-        if recurring:
+        if recurring and j.terms.instance_s is None:  # a one-off stays one, in either mode (§6)
             if DAY_MS % p_ms or length_ms > p_ms:
                 problems.append(f"{j.job}: period {p_ms} ms does not divide a day (or the window is longer): "
                                 "not reservable as a recurring reservation")
@@ -134,7 +134,7 @@ def desired_windows(now: float, jobs: Iterable[PlannedJob], *, step_s: float, le
             if j.terms.instance_s is not None:  # a one-off: only its instance's window, keyed by the instance
                 first = int(round(j.terms.instance_s * 1000))
                 day = origin_ms + (first - origin_ms) // p_ms * p_ms  # the LCM period its window is placed in
-                lo, hi = day + int(j.terms.earliest_s * 1000) - step_ms, day + int(j.terms.deadline_s * 1000)
+                lo, hi = day + round(j.terms.earliest_s * 1000) - step_ms, day + round(j.terms.deadline_s * 1000)
                 if not lo <= arrival <= hi:
                     continue
                 start = first

@@ -99,6 +99,13 @@ def test_a_period_that_does_not_divide_the_day_is_reserved_one_instance_at_a_tim
     one = plannable_terms(hourly, 1440, 7_200.0)  # instance 3 starts at 10,659 s
     assert (one.earliest_s, one.deadline_s) == (10_719.0, 11_259.0)
     assert request_for("hourly", one, C, 60.0, 1, 1440).period_steps == 1440
+    placed = PlannedJob("hourly", one, Placement("hourly", C, 1440, 179, (1,)))  # step 179 = 10,740 s
+    for recurring in (False, True):  # a one-off is submitted once, keyed by its instance, in either mode
+        desired, problems = desired_windows(10_000.0, [placed], step_s=60.0, lead_s=3_600.0, min_lead_s=5.0,
+                                            recurring=recurring, prefix="hv")
+        (d,) = desired.values()
+        assert d.key == "hourly@10659000" and d.spec.recurrence_ms == 0 and d.spec.arrival_ms == 10_740_000, d
+        assert not problems
 
 
 def test_nudges_are_due_at_activation_each_stage_boundary_and_the_end_of_held_reservations() -> None:
