@@ -32,7 +32,6 @@ from zoneinfo import ZoneInfo
 
 from prometheus_client import CollectorRegistry
 from rm_client import RMClient, RMClientConfig
-from rm_client.redact import redact_url
 from rm_client.transport import spnego_auth
 
 from harvester import __version__
@@ -77,6 +76,9 @@ from harvester.models.tenant_slots import slot_start
 from harvester.config_server import MIB
 from harvester.observability.metrics import Metrics
 from harvester.rm_connect import rm_client_config
+from harvester.subclusters import (
+    FederatedJobRuns, FederatedSource, RoutingActuator, SubCluster, federated, status as subclusters_status, subclusters,
+)
 from harvester.telemetry.namenode_jmx import NameNodeJmxClient
 from harvester.telemetry.provenance_tail import ProvenanceFiles
 from harvester.telemetry.rm import RMTelemetrySource
@@ -187,12 +189,22 @@ def rm_client_for(settings: Settings, embedded: EmulatorServer | None = None, *,
         if embedded is None:
             raise ValueError("cluster.source embedded needs the embedded emulator")
         return RMClient(RMClientConfig(urls=(embedded.url,), user=settings.rm.user, max_retries=0 if writes else 1))
-    config = rm_client_config(settings.rm, settings.kerberos)
+    return subcluster_client(settings, subclusters(settings)[0], writes=writes)  # several: the first (config.py)
+
+
+def subcluster_client(settings: Settings, sc: SubCluster, *, writes: bool = False) -> RMClient:
+    """A client of one sub-cluster's RM (rm.clusters entry, or the `rm:` section itself)."""
+    config = rm_client_config(sc.rm, settings.kerberos)
     return RMClient(dataclasses.replace(config, max_retries=0) if writes else config)
 
 
-def build_source(settings: Settings, embedded: EmulatorServer | None = None) -> TelemetrySource:
-    """The RM the sidecar polls: a real one, or the embedded emulator over real HTTP."""
+def build_source(settings: Settings, embedded: EmulatorServer | None = None, metrics: Metrics | None = None) -> TelemetrySource:
+    """The RM the sidecar polls: a real one, the embedded emulator over real HTTP, or with
+    `rm.clusters` every sub-cluster's RM (harvester/subclusters.py)."""
+    if federated(settings):
+        h = harvesting_settings(settings)
+        return FederatedSource({sc.name: rm_source(h, subcluster_client(settings, sc), name=sc.name)
+                                for sc in subclusters(settings)}, metrics or Metrics())
     name = "embedded" if settings.cluster.source == "embedded" else "rm"
     return rm_source(harvesting_settings(settings), rm_client_for(settings, embedded), name=name)
 
@@ -255,7 +267,7 @@ class Harvester:
         # before anything starts: a bad one stops here; the embedded default makes a local one
         token = serving_token(settings.server.auth.token_file, embedded=settings.cluster.source == "embedded")
         self.store = store if store is not None else open_store(settings)
-        self.source = source or build_source(settings, self.embedded)
+        self.source = source or build_source(settings, self.embedded, self.metrics)
         self._demo_tmp: tempfile.TemporaryDirectory[str] | None = None
         demo_dir = None
         if self.embedded is not None:
@@ -263,9 +275,11 @@ class Harvester:
         j = self.jockey_settings = jockey_settings(settings, embedded=self.embedded is not None, demo_dir=demo_dir)
         if (h.actuate or ((m.enabled and m.actuate) or (j.enabled and j.actuate)) and m.nudge.enabled) and actuator is None:
             # nudges use it too; every action's deadline: the guard's staleness limit, its period
-            actuator = RMActuator(rm_client_for(settings, self.embedded), self.clock,
-                                  stale_after_s=guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s).stale_after_s,
-                                  budget_s=h.control_period_s, metrics=self.metrics)
+            def rm_actuator(client: RMClient) -> RMActuator:
+                return RMActuator(client, self.clock, budget_s=h.control_period_s, metrics=self.metrics,
+                                  stale_after_s=guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s).stale_after_s)
+            actuator = RoutingActuator({sc.name: rm_actuator(subcluster_client(settings, sc)) for sc in subclusters(settings)},
+                                       self.metrics) if federated(settings) else rm_actuator(rm_client_for(settings, self.embedded))
         s = settings.hdfs
         self._namenode = None if not s.enabled else NameNodeJmxClient(
             [str(u) for u in s.namenode_urls], connect_timeout_s=s.connect_timeout_s, read_timeout_s=s.read_timeout_s,
@@ -274,7 +288,9 @@ class Harvester:
             if s.auth == "kerberos" else None)
         normalize = name_rule(m)
         if job_runs is None and source is None:  # job runs come from the same RM's /apps
-            job_runs = RMJobRuns(rm_client_for(settings, self.embedded), normalize, step_s=m.step_s)
+            job_runs = FederatedJobRuns({sc.name: RMJobRuns(subcluster_client(settings, sc), normalize, step_s=m.step_s)
+                                         for sc in subclusters(settings)}) if federated(settings) else \
+                RMJobRuns(rm_client_for(settings, self.embedded), normalize, step_s=m.step_s)
         deadline_jobs = RMDeadlineJobs(rm_client_for(settings, self.embedded), normalize) \
             if j.enabled and source is None else None  # Jockey's running apps, from the same RM
         deadline_actuator = RMReservationActuator(rm_client_for(settings, self.embedded, writes=True), self.clock.now,
@@ -294,7 +310,8 @@ class Harvester:
                                     source=self.source, store=self.store, metrics=self.metrics, actuator=actuator,
                                     job_runs=job_runs, namenode=self._namenode, reservations=reservations,
                                     reservation_actuator=reservation_actuator, provenance=provenance,
-                                    deadline_jobs=deadline_jobs, deadline_actuator=deadline_actuator)
+                                    deadline_jobs=deadline_jobs, deadline_actuator=deadline_actuator,
+                                    subclusters=[sc.name for sc in subclusters(settings)] if federated(settings) else ())
         self.actuator = self.control.actuator
         self.state, self.telemetry, self.refit, self.guard = (self.control.harvesting, self.control.telemetry,
                                                               self.control.refit, self.control.guard)
@@ -341,7 +358,7 @@ class Harvester:
         for path, handler in {**self.morpheus.routes, **self.jockey.routes}.items():
             self.admin.route(path, handler, methods=("POST",) if path in WRITE_ROUTES + JOCKEY_WRITES else ("GET",))
         self.admin.route(NODE_ORDERING_PATH, node_ordering_route(
-            orderings, max_wait_s=h.node_ordering.long_poll_max_s, slots=slots,
+            orderings, max_wait_s=h.node_ordering.long_poll_max_s, slots=slots, subclusters=self.control.node_ordering_subclusters,
             waiters=lambda delta: self.metrics.record_advice_waiters("node_ordering", delta)))
         # `harvester explain KIND ID`: the last decisions on a node / tenant / job, and why
         self.explainers = builtin_explainers()
@@ -390,6 +407,8 @@ class Harvester:
         self.board.close()  # wakes long-polls and watch streams before the servers stop
         if self._namenode is not None:
             self._namenode.close()
+        if isinstance(self.source, FederatedSource):
+            self.source.close()
         self.grpc.stop(self.settings.server.shutdown_grace_s)
         self.admin.stop()
         if self.estimator is not None:
@@ -451,6 +470,7 @@ class Harvester:
         now = self.clock.now()
         age = self.telemetry.age(now)
         model = self.state.view().model
+        subcluster_status = subclusters_status(self.settings, self.source, self.clock)
         return {
             "version": __version__,
             "now": now,
@@ -458,7 +478,8 @@ class Harvester:
             "uptime_s": None if self._started_at is None else now - self._started_at,
             "cluster": {
                 "source": self.source.name,
-                "rm_url": self.embedded.url if self.embedded else [redact_url(str(u)) for u in self.settings.rm.urls],
+                "rm_url": self.embedded.url if self.embedded else [u for sc in subcluster_status for u in sc["rm_url"]],
+                "subclusters": subcluster_status,
                 "telemetry_age_s": age,
             },
             "store": {

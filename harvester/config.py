@@ -14,6 +14,7 @@ URLs and secrets reach a container without editing the file. Variables without `
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
@@ -90,7 +91,10 @@ class KerberosSettings(_Section):
         return v
 
 
-class RMSettings(_Section):
+class RMEndpointSettings(_Section):
+    """One ResourceManager (or HA set of them): the `rm:` section's own keys, and the type of each
+    `rm.clusters` entry (with its `name`)."""
+
     urls: list[AnyHttpUrl] = Field(default_factory=list, description="ResourceManager REST base URLs; several = HA, the active one is found.")
     user: str | None = Field(None, description="Simple-auth user sent as ?user.name= (writes run as dr.who otherwise).")
     auth: Literal["simple", "kerberos"] = Field("simple", description="simple, or kerberos (SPNEGO, mutual authentication required; kerberos: section; needs the 'kerberos' extra).")
@@ -111,9 +115,69 @@ class RMSettings(_Section):
         return v
 
     @model_validator(mode="after")
-    def _backoff(self) -> RMSettings:
+    def _backoff(self) -> RMEndpointSettings:
+        at = "" if isinstance(self, SubClusterSettings) else "rm."  # an entry's error carries its place
         if self.backoff_base_s > self.backoff_max_s:
-            raise ValueError(f"rm.backoff_base_s ({self.backoff_base_s:g}) is above rm.backoff_max_s ({self.backoff_max_s:g})")
+            raise ValueError(f"{at}backoff_base_s ({self.backoff_base_s:g}) is above {at}backoff_max_s ({self.backoff_max_s:g})")
+        return self
+
+
+#: A sub-cluster's name: it prefixes its node ids (`name/host:port`), labels metrics and routes
+#: the RM plug-in's `?subcluster=`; Hadoop node ids never hold a "/".
+SUBCLUSTER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"
+
+
+class SubClusterSettings(RMEndpointSettings):
+    """One `rm.clusters` entry: a YARN Federation sub-cluster or a separate cluster (its RM(s),
+    HA, auth); keys it leaves out take the `rm:` section's values (harvester/subclusters.py)."""
+
+    name: str = Field(description="The sub-cluster's name (letters, digits, . _ -): node ids become name/host:port, metrics and explain carry it, the RM plug-in asks ?subcluster=name.")
+
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.match(SUBCLUSTER_NAME, v):
+            raise ValueError("a sub-cluster's name is 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        return v
+
+
+class RMSettings(RMEndpointSettings):
+    clusters: list[SubClusterSettings] = Field(default_factory=list, max_length=64, description="Several ResourceManagers (YARN Federation sub-clusters or separate clusters), each {name, urls, ...rm keys}; empty = one cluster, rm.urls, named 'default'.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _inherit(cls, data: Any) -> Any:
+        """An entry's keys it leaves out are the `rm:` section's (user, auth, timeouts, ...), so
+        shared settings are written once; `urls` never is."""
+        if not isinstance(data, dict) or not isinstance(data.get("clusters"), list):
+            return data
+        shared = {k: v for k, v in data.items() if k not in ("urls", "clusters")}
+        entries = [{**shared, **c} if isinstance(c, dict) else c for c in data["clusters"]]
+        return {**data, "clusters": entries}
+
+    @model_validator(mode="after")
+    def _clusters(self) -> RMSettings:
+        from rm_client.redact import redact_url
+
+        if not self.clusters:
+            return self
+        if self.urls:
+            raise ValueError("urls and clusters are both set: give each sub-cluster's urls in its clusters entry")
+        seen: dict[str, int] = {}
+        owner: dict[str, str] = {}
+        for i, c in enumerate(self.clusters):
+            if c.name in seen:
+                raise ValueError(f"clusters[{i}].name: {c.name!r} is also clusters[{seen[c.name]}]'s name: names must be unique")
+            seen[c.name] = i
+            if not c.urls:
+                raise ValueError(f"clusters[{i}].urls: missing value (sub-cluster {c.name!r})")
+            for u in c.urls:
+                key = str(u).rstrip("/").lower()
+                if key in owner:
+                    raise ValueError(f"clusters[{i}].urls: {redact_url(str(u))} is also in sub-cluster {owner[key]!r}: "
+                                     "one RM belongs to one sub-cluster")
+                owner[key] = c.name
         return self
 
 
@@ -169,8 +233,15 @@ class Settings(_Section):
 
     @model_validator(mode="after")
     def _rm_needed(self) -> Settings:
-        if self.cluster.source == "rm" and not self.rm.urls:
-            raise ValueError("rm.urls: missing value (required when cluster.source is rm)")
+        if self.cluster.source == "rm" and not self.rm.urls and not self.rm.clusters:
+            raise ValueError("rm.urls: missing value (required when cluster.source is rm; or rm.clusters)")
+        if self.cluster.source == "embedded" and self.rm.clusters:
+            raise ValueError("rm.clusters is set but cluster.source is embedded (one demo cluster): set cluster.source: rm")
+        if len(self.rm.clusters) > 1:
+            for key, on in (("morpheus.enabled", self.morpheus.enabled), ("jockey.enabled", self.jockey.enabled)):
+                if on:
+                    raise ValueError(f"{key}: true is not supported with several rm.clusters yet "
+                                     "(reservations and deadline jobs are one RM's)")
         return self
 
     @model_validator(mode="after")

@@ -30,6 +30,8 @@ default's tenant rules); nothing here reads a clock, a file or the network by it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from harvester.actuators.port import Actuator
 from harvester.board import Board
 from harvester.board.harvesting import HarvestingBoard
@@ -87,12 +89,14 @@ class ControlPlane:
                  namenode: NameNodeSource | None = None, reservations: ReservationObserver | None = None,
                  reservation_actuator: ReservationActuator | None = None,
                  provenance: ProvenanceSource | None = None, deadline_jobs: DeadlineJobSource | None = None,
-                 deadline_actuator: ReservationActuator | None = None) -> None:
+                 deadline_actuator: ReservationActuator | None = None, subclusters: Sequence[str] = ()) -> None:
         h = settings.harvesting
         self.settings = settings
         self.harvesting = HarvestingBoard(board)
         self.placement = PlacementBoard(board)
         self.node_ordering = NodeOrderingBoard(board)
+        # rm.clusters: each sub-cluster's RM plug-in reads its own part (harvester/subclusters.py)
+        self.node_ordering_subclusters = {name: NodeOrderingBoard(board, name) for name in subclusters}
         self.nodes = NodeRegistry(store, h)
         observers: list[Observer] = [self.nodes.observe, FoldTenantSlots(self.nodes, store, metrics, step_s=h.sample_step_s),
                                      RecordPrimaryVectors(self.nodes, store, metrics)]
@@ -123,7 +127,8 @@ class ControlPlane:
         no = h.node_ordering
         orderings = PublishNodeOrdering(self.harvesting, self.node_ordering, metrics,
                                         weights=selection_strategy(h).weights,
-                                        queues={q: JobType(t) for q, t in no.queues.items()}, stale_after_s=no.stale_after_s)
+                                        queues={q: JobType(t) for q, t in no.queues.items()}, stale_after_s=no.stale_after_s,
+                                        subclusters=self.node_ordering_subclusters)
         self.jobs = None if job_runs is None else RecordJobRuns(job_runs, store, self.harvesting, metrics, h,
                                                                  self.resolved_nodes)
         retention = PruneHistory(store, st.retention_days * DAY_S, metrics, raw_retention_s=st.raw_samples_retention_days * DAY_S,

@@ -35,7 +35,7 @@ from harvester.models.utilization_classes import TenantAssignment, TenantClassMo
 def builtin_explainers() -> Explainers:
     """The kinds every Harvester explains; a capability that lands adds its own here."""
     e = Explainers()
-    e.add("node", explain_node, "a NodeManager (id host:port): its capacity, the guard's formula, kills, last actions",
+    e.add("node", explain_node, "a NodeManager (id host:port; with rm.clusters subcluster/host:port): its capacity, the guard's formula, kills, last actions",
           known_nodes)
     e.add("tenant", explain_tenant, "a primary tenant: its pattern and class, reserve, nodes, last actions",
           known_tenants)
@@ -77,7 +77,25 @@ def _data_age(s: ExplainSources) -> float | None:
 
 # --- node ----------------------------------------------------------------------------------
 
+def node_subcluster(s: ExplainSources, node_id: str) -> tuple[str, str, list[str]]:
+    """(qualified id, sub-cluster, its RM URLs) of a node (harvester/subclusters.py): with
+    rm.clusters, ids are `name/host:port` and a bare host:port known in exactly one sub-cluster
+    is taken as that one's; without, the one implicit sub-cluster `default`."""
+    from rm_client.redact import redact_url
+
+    clusters = {c.name: c for c in s.settings.rm.clusters} if s.settings.cluster.source == "rm" else {}
+    if not clusters:
+        return node_id, "default", [redact_url(str(u)) for u in s.settings.rm.urls]
+    if "/" not in node_id:
+        found = sorted({k for k in known_nodes(s) if k.endswith("/" + node_id)})
+        node_id = found[0] if len(found) == 1 else node_id
+    name = node_id.partition("/")[0] if "/" in node_id else ""
+    c = clusters.get(name)
+    return node_id, name, [] if c is None else [redact_url(str(u)) for u in c.urls]
+
+
 def explain_node(s: ExplainSources, node_id: str, limit: int) -> dict[str, Any] | None:
+    node_id, subcluster, rm_urls = node_subcluster(s, node_id)
     decisions = s.store.decisions(since=s.since(), node_id=node_id, limit=limit)
     live = s.live
     view = None
@@ -86,7 +104,8 @@ def explain_node(s: ExplainSources, node_id: str, limit: int) -> dict[str, Any] 
     left_out = None if live is None else live.guard.left_out.get(node_id)
     if view is None and not decisions and left_out is None:
         return None
-    summary: list[str] = []
+    summary: list[str] = [f"sub-cluster {subcluster} (RM {', '.join(rm_urls) or 'unknown'})"] \
+        if s.settings.rm.clusters and s.settings.cluster.source == "rm" else []
     now: dict[str, Any] | None = None
     if view is not None:
         age = _data_age(s)
@@ -112,7 +131,7 @@ def explain_node(s: ExplainSources, node_id: str, limit: int) -> dict[str, Any] 
     if not decisions:
         summary.append(f"no action on it in the last {s.settings.store.decision_log_days:g} days (store.decision_log_days)")
     return subject_doc("node", node_id, s, summary=summary, decisions=decisions, settings=settings, now=now,
-                       kills_in_flight=kills, left_out=left_out)
+                       kills_in_flight=kills, left_out=left_out, subcluster=subcluster, rm_urls=rm_urls)
 
 
 # --- tenant --------------------------------------------------------------------------------

@@ -45,13 +45,21 @@ class NodeOrderings:
 
 
 NODE_ORDERING: Item[Versioned[NodeOrderings] | None] = Item("yarn.node_ordering", None)
+_SUBCLUSTER_ITEMS: dict[str, Item[Versioned[NodeOrderings] | None]] = {}
+
+
+def subcluster_item(name: str) -> Item[Versioned[NodeOrderings] | None]:
+    """The item of one sub-cluster's document (rm.clusters: its nodes only, as its RM names
+    them, host:port); one Item object per name, as the board requires."""
+    return _SUBCLUSTER_ITEMS.setdefault(name, Item(f"yarn.node_ordering.subcluster.{name}", None))
 
 
 class NodeOrderingBoard(VersionedBoard[NodeOrderings]):
-    """The node-ordering item of one `Board` (a fresh board if none is given)."""
+    """The node-ordering item of one `Board` (a fresh board if none is given); with `subcluster`,
+    that sub-cluster's own document (harvester/subclusters.py)."""
 
-    def __init__(self, board: Board | None = None) -> None:
-        super().__init__(board, NODE_ORDERING)
+    def __init__(self, board: Board | None = None, subcluster: str | None = None) -> None:
+        super().__init__(board, NODE_ORDERING if subcluster is None else subcluster_item(subcluster))
 
 
 def _ms(t: float | None) -> int | None:

@@ -28,6 +28,7 @@ class Metrics:
         self.registry = registry if registry is not None else CollectorRegistry()
         self._children: dict[int, dict[str, Gauge]] = {}  # _set_series' children per gauge
         self._values: dict[int, dict[str, float]] = {}    # and the value each was last set to
+        self._subcluster_states: dict[str, set[str]] = {}  # node states last reported per sub-cluster
         r = self.registry
         self.build_info = Info("harvester_build", "Harvester version.", registry=r)
         self.build_info.info({"version": __version__})
@@ -53,6 +54,31 @@ class Metrics:
         )
         self.telemetry_age = Gauge(
             "harvester_telemetry_age_seconds", "Age of the newest good cluster snapshot at the last tick.", registry=r
+        )
+
+        # several ResourceManagers (rm.clusters; harvester/subclusters.py): the same, per sub-cluster
+        self.subcluster_polls = Counter(
+            "harvester_subcluster_polls_total", "Polls of each sub-cluster's RM by outcome (ok, error).",
+            ["subcluster", "outcome"], registry=r,
+        )
+        self.subcluster_nodes = Gauge(
+            "harvester_subcluster_nodes", "Nodes in each sub-cluster's last good poll, by state.",
+            ["subcluster", "state"], registry=r,
+        )
+        self.subcluster_age = Gauge(
+            "harvester_subcluster_telemetry_age_seconds",
+            "Age of each sub-cluster's newest good poll at the last telemetry tick (its nodes get no action once stale).",
+            ["subcluster"], registry=r,
+        )
+        self.subcluster_actions = Counter(
+            "harvester_subcluster_actions_total",
+            "Guard actions routed to each sub-cluster's RM, by kind (set_capacity, kill) and fate (sent, not_sent).",
+            ["subcluster", "kind", "fate"], registry=r,
+        )
+        self.subcluster_harvested = Gauge(
+            "harvester_subcluster_harvested_vcores",
+            "Vcores the guard's last decision offers to batch work on each sub-cluster's harvested nodes.",
+            ["subcluster"], registry=r,
         )
 
         # history store
@@ -293,6 +319,26 @@ class Metrics:
     def record_telemetry_age(self, seconds: float) -> None:
         self.telemetry_age.set(seconds)
 
+    def record_subcluster_poll(self, name: str, ok: bool, nodes_by_state: Mapping[str, int] | None,
+                               age_s: float | None) -> None:
+        self.subcluster_polls.labels(name, "ok" if ok else "error").inc()
+        if nodes_by_state is not None:
+            for state in list(self._subcluster_states.get(name, ())):
+                if state not in nodes_by_state:
+                    self.subcluster_nodes.remove(name, state)
+            for state, count in nodes_by_state.items():
+                self.subcluster_nodes.labels(name, state).set(count)
+            self._subcluster_states[name] = set(nodes_by_state)
+        if age_s is not None:
+            self.subcluster_age.labels(name).set(age_s)
+
+    def record_subcluster_actions(self, name: str, kind: str, fate: str, n: int) -> None:
+        self.subcluster_actions.labels(name, kind, fate).inc(n)
+
+    def record_subcluster_harvest(self, by_subcluster: Mapping[str, float]) -> None:
+        for name, vcores in by_subcluster.items():
+            self.subcluster_harvested.labels(name).set(vcores)
+
     def record_rows_written(self, table: str, n: int) -> None:
         self.store_rows_written.labels(table).inc(n)
 
@@ -326,6 +372,13 @@ class Metrics:
         """Capacity given to YARN after a guard decision; nodes/classes not listed are dropped."""
         self._set_series(self.harvest_node_vcores, by_node)
         self._set_series(self.harvest_class_vcores, by_class)
+        per: dict[str, float] = {}
+        for node, vcores in by_node.items():
+            name, sep, _ = node.partition("/")  # a sub-cluster's node: name/host:port (harvester/subclusters.py)
+            if sep:
+                per[name] = per.get(name, 0.0) + vcores
+        if per or self._subcluster_states:
+            self.record_subcluster_harvest({**{n: 0.0 for n in self._subcluster_states}, **per})
 
     def record_reserves(self, by_class: Mapping[str, float]) -> None:
         self.harvest_reserve.clear()
