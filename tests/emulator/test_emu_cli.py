@@ -76,3 +76,30 @@ def test_rm_record_writes_a_replayable_scenario(tmp_path: Path, capsys: pytest.C
             assert decode_answer(found[0], r["status"], json.dumps(r["body"]).encode()) is not None
     with pytest.raises(SystemExit):  # `record` without its arguments is a usage error of `rm`
         main(["rm", "bogus"])
+
+
+def test_serve_subclusters_serves_one_rm_per_name_with_the_same_node_ids() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "harvester", "emulator", "serve", "--port", "0", "--size", "2",
+                             "--subclusters", "east,west"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    try:
+        lines = [proc.stdout.readline().split() for _ in range(2)]  # type: ignore[union-attr]
+        assert [name for name, _ in lines] == ["east", "west"]
+        urls = [url for _, url in lines]
+        assert len(set(urls)) == 2
+        for url in urls:
+            nodes = requests.get(url + "/ws/v1/cluster/nodes", timeout=10).json()["nodes"]["node"]
+            assert [n["id"] for n in nodes] == ["nm-00000:45454", "nm-00001:45454"]
+        stamps = {requests.get(u + "/ws/v1/cluster/info", timeout=10).json()["clusterInfo"]["startedOn"] for u in urls}
+        assert len(stamps) == 2, "each sub-cluster is its own RM (its own cluster timestamp)"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_subclusters_refuses_bad_names(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["emulator", "serve", "--port", "0", "--subclusters", "a,a"]) == 2
+    assert "--subclusters" in capsys.readouterr().err
