@@ -56,7 +56,13 @@ def _client(args: argparse.Namespace) -> RMClient:
     if args.rm_url:
         return RMClient(RMClientConfig(urls=tuple(args.rm_url), user=args.user))
     settings = load_settings(args.config)
-    rm = settings.rm
+    rm: Any = settings.rm
+    if rm.clusters:  # several RMs (rm.clusters): the one --subcluster names, or the only one
+        names = [c.name for c in rm.clusters]
+        chosen = getattr(args, "subcluster", None) or (names[0] if len(names) == 1 else None)
+        if chosen not in names:
+            raise RMConfigError(f"rm.clusters has {', '.join(names)}: name one with --subcluster")
+        rm = next(c for c in rm.clusters if c.name == chosen)
     # rm.urls names the RM whatever cluster.source says; without it, the embedded default's
     # emulator (what a running `harvester serve` with these settings embeds)
     if not rm.urls and settings.cluster.source == "embedded":
@@ -156,6 +162,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="what to show, or `record` a differential run as a scenario")
     p.add_argument("--config", default=None, help="settings file naming the RM (default: the embedded default's emulator)")
     p.add_argument("--rm-url", action="append", help="RM REST base URL (repeat for an HA pair); overrides --config")
+    p.add_argument("--subcluster", default=None, help="with rm.clusters in --config: which sub-cluster's RM to ask")
     p.add_argument("--user", default=None, help="simple-auth user (user.name)")
     p.add_argument("--queue", default=None, help="apps / reservations: full queue path, e.g. root.default")
     p.add_argument("--state", action="append", help="apps: state filter (repeatable), e.g. RUNNING")

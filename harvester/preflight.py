@@ -125,7 +125,8 @@ def _store(settings: Settings) -> list[str]:
 
 
 def _extras(settings: Settings) -> list[str]:
-    users = [k for k, auth in (("rm.auth", settings.rm.auth), ("hdfs.auth", settings.hdfs.auth)) if auth == "kerberos"]
+    rms = [("rm.auth", settings.rm.auth)] + [(f"rm.clusters[{i}].auth", c.auth) for i, c in enumerate(settings.rm.clusters)]
+    users = [k for k, auth in (*rms, ("hdfs.auth", settings.hdfs.auth)) if auth == "kerberos"]
     if not users:
         return []
     if importlib.util.find_spec("requests_gssapi") is None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from rm_client import RMClientConfig
 
-from harvester.config import KerberosSettings, RMSettings, Settings
+from harvester.config import KerberosSettings, RMEndpointSettings, Settings
 
 
-def rm_client_config(rm: RMSettings, kerberos: KerberosSettings | None = None) -> RMClientConfig:
+def rm_client_config(rm: RMEndpointSettings, kerberos: KerberosSettings | None = None) -> RMClientConfig:
     """The `rm:` settings as rm_client's config (a CA bundle implies verification; with
     `auth: kerberos`, the identity of the `kerberos:` section)."""
     krb = kerberos or KerberosSettings()

@@ -98,3 +98,21 @@ def test_a_subclusters_node_order_holds_its_nodes_as_its_rm_names_them() -> None
     orders = {JobType.SHORT: NodeOrder(JobType.SHORT, ("east/a:1", "west/a:1", "east/b:1"), "why")}
     assert unqualified(orders, "east")[JobType.SHORT].node_ids == ("a:1", "b:1")
     assert unqualified(orders, "west")[JobType.SHORT].node_ids == ("a:1",)
+
+
+def test_harvester_rm_asks_the_subcluster_named(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from harvester.cli import main
+    from harvester.clock import SimClock
+    from harvester.emulator.subclusters import start_subclusters
+
+    with start_subclusters(SimClock(start=1_795_430_000.0), ["east", "west"], size=1, prefix="e") as rms:
+        rms.workload("west").add_cluster(1, prefix="w")  # west has one more node of its own
+        cfg = tmp_path / "h.yaml"
+        cfg.write_text(json.dumps({"cluster": {"source": "rm"}, "store": {"backend": "memory"},
+                                   "rm": {"clusters": [{"name": n, "urls": [u]} for n, u in rms.urls().items()]}}))
+        assert main(["rm", "nodes", "--config", str(cfg), "--subcluster", "west", "--json"]) == 0
+        assert sorted(n["id"] for n in json.loads(capsys.readouterr().out)) == ["e-00000:45454", "w-00000:45454"]
+        assert main(["rm", "nodes", "--config", str(cfg)]) == 2
+        assert "name one with --subcluster" in capsys.readouterr().err
