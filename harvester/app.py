@@ -77,7 +77,8 @@ from harvester.config_server import MIB
 from harvester.observability.metrics import Metrics
 from harvester.rm_connect import rm_client_config
 from harvester.subclusters import (
-    FederatedJobRuns, FederatedSource, RoutingActuator, SubCluster, federated, status as subclusters_status, subclusters,
+    FederatedJobRuns, FederatedSource, RoutingActuator, SubCluster, federated, qualify, status as subclusters_status,
+    subclusters,
 )
 from harvester.telemetry.namenode_jmx import NameNodeJmxClient
 from harvester.telemetry.provenance_tail import ProvenanceFiles
@@ -159,11 +160,12 @@ def name_rule(m: MorpheusSettings) -> NameNormalizer:
     return NameNormalizer((r.pattern, r.replace) for r in m.history.name_rules)
 
 
-def rm_source(h: HarvestingSettings, client: RMClient, name: str = "rm") -> RMTelemetrySource:
+def rm_source(h: HarvestingSettings, client: RMClient, name: str = "rm", node_prefix: str = "") -> RMTelemetrySource:
     """Containers are listed only when the guard picks victims itself (signals modes)."""
     return RMTelemetrySource(
         client,
         name=name,
+        node_prefix=node_prefix,
         list_containers=h.guard.kill_mechanism != "rm_overcommit",
         physical_cores=lambda node_id, hostname: configured_physical_cores(h, node_id, hostname),
     )
@@ -203,8 +205,9 @@ def build_source(settings: Settings, embedded: EmulatorServer | None = None, met
     `rm.clusters` every sub-cluster's RM (harvester/subclusters.py)."""
     if federated(settings):
         h = harvesting_settings(settings)
-        return FederatedSource({sc.name: rm_source(h, subcluster_client(settings, sc), name=sc.name)
-                                for sc in subclusters(settings)}, metrics or Metrics())
+        return FederatedSource({sc.name: rm_source(h, subcluster_client(settings, sc), name=sc.name,
+                                                   node_prefix=qualify(sc.name, ""))
+                                for sc in subclusters(settings)}, metrics or Metrics(), prequalified=True)
     name = "embedded" if settings.cluster.source == "embedded" else "rm"
     return rm_source(harvesting_settings(settings), rm_client_for(settings, embedded), name=name)
 

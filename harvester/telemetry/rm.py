@@ -10,6 +10,9 @@ Physical cores per node come from configuration when known; otherwise from what 
 implies (`cpuUtilization` = nodeCPUUsage / cores × 100, `rm_client.Node.host_physical_cores`),
 which is only defined while the host is busy enough — so it is remembered per node once seen.
 Any RM failure fails the whole poll with `TelemetryError`: a snapshot is complete or absent.
+With several RMs (`rm.clusters`) each one's source is given `node_prefix="<sub-cluster>/"`: its
+node ids (samples, containers, the node-size rules' lookup) are qualified as they are built
+(harvester/subclusters.py).
 """
 
 from __future__ import annotations
@@ -24,12 +27,12 @@ from harvester.telemetry.source import TelemetryError
 PhysicalCores = Callable[[str, str], "float | None"]
 
 
-def node_sample(node: Node, now: float, physical_cores: float | None) -> NodeSample:
+def node_sample(node: Node, now: float, physical_cores: float | None, prefix: str = "") -> NodeSample:
     total = node.total_resource
     used = node.used_resource
     ru = node.resource_utilization
     return NodeSample(
-        node_id=node.id,
+        node_id=prefix + node.id,
         time=now,
         state=node.state,
         rack=node.rack,
@@ -56,15 +59,17 @@ class RMTelemetrySource:
         name: str = "rm",
         list_containers: bool = False,
         physical_cores: PhysicalCores = lambda node_id, hostname: None,
+        node_prefix: str = "",
     ) -> None:
         self.name = name
+        self._prefix = node_prefix  # rm.clusters: "<sub-cluster>/" before every node id (harvester/subclusters.py)
         self._client = client
         self._list_containers = list_containers
         self._configured_cores = physical_cores
         self._seen_cores: dict[str, float] = {}
 
     def _cores(self, node: Node) -> float | None:
-        configured = self._configured_cores(node.id, node.host_name)
+        configured = self._configured_cores(self._node_id(node.id), node.host_name)
         if configured:
             return configured
         implied = node.host_physical_cores
@@ -72,6 +77,9 @@ class RMTelemetrySource:
             # the ratio is a float division of rounded numbers: snap to the nearest whole core
             self._seen_cores[node.id] = float(max(1, round(implied)))
         return self._seen_cores.get(node.id)
+
+    def _node_id(self, node_id: str) -> str:
+        return self._prefix + node_id if self._prefix and node_id else node_id
 
     def _containers(self, apps: tuple[App, ...]) -> list[ContainerInfo]:
         out: list[ContainerInfo] = []
@@ -87,7 +95,7 @@ class RMTelemetrySource:
                     ContainerInfo(
                         container_id=c.container_id,
                         app_id=app.id,
-                        node_id=c.node_id or c.assigned_node_id,
+                        node_id=self._node_id(c.node_id or c.assigned_node_id),
                         resources=Resources(c.allocated_mb, c.allocated_vcores),
                         started_at=c.started_time_ms / 1000.0,
                         is_am=c.container_id == attempt.container_id,
@@ -100,7 +108,7 @@ class RMTelemetrySource:
     def poll(self, now: float) -> ClusterSnapshot:
         try:
             nodes = self._client.list_nodes()
-            samples = tuple(node_sample(n, now, self._cores(n)) for n in nodes)
+            samples = tuple(node_sample(n, now, self._cores(n), self._prefix) for n in nodes)
             containers: tuple[ContainerInfo, ...] = ()
             if self._list_containers:
                 containers = tuple(self._containers(self._client.list_apps(states=["RUNNING"])))
