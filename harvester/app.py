@@ -207,7 +207,8 @@ def build_source(settings: Settings, embedded: EmulatorServer | None = None, met
         h = harvesting_settings(settings)
         return FederatedSource({sc.name: rm_source(h, subcluster_client(settings, sc), name=sc.name,
                                                    node_prefix=qualify(sc.name, ""))
-                                for sc in subclusters(settings)}, metrics or Metrics(), prequalified=True)
+                                for sc in subclusters(settings)}, metrics or Metrics(), prequalified=True,
+                               wait_s=settings.telemetry.poll_interval_s)
     name = "embedded" if settings.cluster.source == "embedded" else "rm"
     return rm_source(harvesting_settings(settings), rm_client_for(settings, embedded), name=name)
 

@@ -23,14 +23,17 @@ with every sub-cluster failing the poll fails as one RM's would. Containers are 
 nodes and age are metrics labelled `subcluster`.
 
 `RoutingActuator` sends each action to the actuator of the sub-cluster its node id names (the
-id unqualified: the RM knows host:port) and gives the errors back qualified.
+id unqualified: the RM knows host:port), every sub-cluster's batch at once, and gives the errors
+back qualified. A poll waits at most `telemetry.poll_interval_s` for each RM: a slow or hung one
+counts as failed that round (and is not asked again until it answers), so it cannot make the
+others' data stale.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
@@ -98,7 +101,7 @@ class FederatedSource:
     """The `TelemetrySource` over several sub-clusters (module docstring)."""
 
     def __init__(self, sources: Mapping[str, TelemetrySource], metrics: Metrics, *, name: str = "rm",
-                 prequalified: bool = False) -> None:
+                 prequalified: bool = False, wait_s: float | None = None) -> None:
         if not sources:
             raise ValueError("no sub-cluster to poll")
         self.name = name
@@ -107,6 +110,11 @@ class FederatedSource:
         # the sources name their nodes `name/host:port` themselves (RMTelemetrySource's node_prefix):
         # no copy of every sample per poll (50,000 copies cost ~1-2 s on a loaded 2-core machine)
         self._prequalified = prequalified
+        # a slow RM must not hold the others' data back: a poll waits at most `wait_s` (wall
+        # seconds; the app gives telemetry.poll_interval_s) for each answer; one still running then
+        # counts as failed this round and is not asked again until it has answered
+        self._wait_s = wait_s
+        self._running: dict[str, Future[ClusterSnapshot]] = {}
         self._pool = ThreadPoolExecutor(max_workers=len(self._sources), thread_name_prefix="subcluster-poll")
         self._lock = threading.Lock()
         self._state = {n: PollState() for n in self._sources}
@@ -116,10 +124,22 @@ class FederatedSource:
             return dict(self._state)
 
     def poll(self, now: float) -> ClusterSnapshot:
-        futures = {n: self._pool.submit(s.poll, now) for n, s in self._sources.items()}
-        got: dict[str, ClusterSnapshot] = {}
         errors: dict[str, str] = {}
+        for n, source in self._sources.items():
+            prev = self._running.get(n)
+            if prev is not None and not prev.done():
+                errors[n] = "RM poll failed: its previous poll has not answered yet"
+                continue
+            # a previous round's late answer (done now) is dropped: its data is old
+            self._running[n] = self._pool.submit(source.poll, now)
+        futures = {n: self._running[n] for n in self._sources if n not in errors}
+        wait(list(futures.values()), timeout=self._wait_s)
+        got: dict[str, ClusterSnapshot] = {}
         for n, fut in futures.items():
+            if not fut.done():
+                errors[n] = f"RM poll failed: no answer within {self._wait_s:g} s (telemetry.poll_interval_s)"
+                continue  # stays running; not asked again until it answers
+            del self._running[n]
             try:
                 got[n] = fut.result()
             except TelemetryError as exc:
@@ -160,6 +180,7 @@ class RoutingActuator:
     def __init__(self, actuators: Mapping[str, Actuator], metrics: Metrics) -> None:
         self._actuators = dict(actuators)
         self._metrics = metrics
+        self._pool = ThreadPoolExecutor(max_workers=max(1, len(self._actuators)), thread_name_prefix="subcluster-act")
         self._lock = threading.Lock()
         self._unroutable: list[ActionError] = []
 
@@ -173,10 +194,13 @@ class RoutingActuator:
                                                         "names no configured sub-cluster (rm.clusters): not sent"))
                 continue
             batches.setdefault(name, []).append((replace(a, node_id=raw), a))  # type: ignore[type-var]
+        # each RM at once: one slow RM spends its own time budget, not the others'
+        running = {name: self._pool.submit(self._actuators[name].apply, [raw for raw, _ in pairs], request_id)
+                   for name, pairs in batches.items()}
         sent: list[Action] = []
         for name, pairs in batches.items():
             by_id = {id(raw): orig for raw, orig in pairs}
-            done = self._actuators[name].apply([raw for raw, _ in pairs], request_id)
+            done = running[name].result()
             out = [by_id.get(id(r), r) for r in done]
             sent += out
             for kind, n in Counter(_kind(a) for a in out).items():

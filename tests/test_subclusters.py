@@ -116,3 +116,33 @@ def test_harvester_rm_asks_the_subcluster_named(tmp_path, capsys: pytest.Capture
         assert sorted(n["id"] for n in json.loads(capsys.readouterr().out)) == ["e-00000:45454", "w-00000:45454"]
         assert main(["rm", "nodes", "--config", str(cfg)]) == 2
         assert "name one with --subcluster" in capsys.readouterr().err
+
+
+class Hung(Source):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        import threading
+
+        self.release = threading.Event()
+
+    def poll(self, now: float) -> ClusterSnapshot:
+        self.release.wait(10)
+        return super().poll(now)
+
+
+def test_a_hung_rm_does_not_hold_the_others_back() -> None:
+    hung = Hung("west")
+    src = FederatedSource({"east": Source("east"), "west": hung}, Metrics(CollectorRegistry()), wait_s=0.2)
+    try:
+        assert [n.node_id for n in src.poll(100.0).nodes] == ["east/" + N]
+        assert "no answer within 0.2 s" in (src.states()["west"].error or "")
+        assert [n.node_id for n in src.poll(110.0).nodes] == ["east/" + N]
+        assert "previous poll has not answered yet" in (src.states()["west"].error or ""), "not asked twice at once"
+        hung.release.set()
+        src._running["west"].result(timeout=10)  # the late answer (of t=100) lands; it is dropped, west is asked again
+        snap = src.poll(120.0)
+        assert sorted(n.node_id for n in snap.nodes) == ["east/" + N, "west/" + N]
+        assert {n.time for n in snap.nodes} == {120.0}
+    finally:
+        hung.release.set()
+        src.close()
