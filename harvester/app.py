@@ -284,6 +284,7 @@ class Harvester:
                                   stale_after_s=guard_strategy(h, telemetry_stale_after_s=settings.telemetry.stale_after_s).stale_after_s)
             actuator = RoutingActuator({sc.name: rm_actuator(subcluster_client(settings, sc)) for sc in subclusters(settings)},
                                        self.metrics) if federated(settings) else rm_actuator(rm_client_for(settings, self.embedded))
+        self._routing = actuator
         s = settings.hdfs
         self._namenode = None if not s.enabled else NameNodeJmxClient(
             [str(u) for u in s.namenode_urls], connect_timeout_s=s.connect_timeout_s, read_timeout_s=s.read_timeout_s,
@@ -411,8 +412,9 @@ class Harvester:
         self.board.close()  # wakes long-polls and watch streams before the servers stop
         if self._namenode is not None:
             self._namenode.close()
-        if isinstance(self.source, FederatedSource):
-            self.source.close()
+        for part in (self.source, self._routing):  # rm.clusters: their worker threads
+            if isinstance(part, (FederatedSource, RoutingActuator)):
+                part.close()
         self.grpc.stop(self.settings.server.shutdown_grace_s)
         self.admin.stop()
         if self.estimator is not None:

@@ -209,6 +209,9 @@ class RoutingActuator:
                 self._metrics.record_subcluster_actions(name, kind, "not_sent", n)
         return sent
 
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
     def poll_errors(self) -> list[ActionError]:
         with self._lock:
             out, self._unroutable = self._unroutable, []
