@@ -476,7 +476,8 @@ class Harvester:
         now = self.clock.now()
         age = self.telemetry.age(now)
         model = self.state.view().model
-        subcluster_status = subclusters_status(self.settings, self.source, self.clock)
+        subcluster_status = [{"name": "default", "rm_url": [self.embedded.url]}] if self.embedded \
+            else subclusters_status(self.settings, self.source, self.clock)
         return {
             "version": __version__,
             "now": now,
