@@ -41,7 +41,8 @@ from harvester.actuators.port import Actuator
 from harvester.clock import Clock
 from harvester.config import RMEndpointSettings, Settings
 from harvester.domain import Action, ActionError, ClusterSnapshot, ContainerInfo, KillContainer, SetNodeCapacity
-from harvester.models.job_history import RunningApp
+from harvester.loop.job_runs import JobRunSource
+from harvester.models.job_history import JobRun, RunningApp
 from harvester.observability.metrics import Metrics
 from harvester.telemetry.source import TelemetryError, TelemetrySource
 
@@ -221,19 +222,46 @@ class RoutingActuator:
         return out
 
 
-class FederatedJobRuns:
-    """The finished and running apps of every sub-cluster (job runs are per app; app ids are
-    unique across RMs). A failing sub-cluster fails the poll: the jobs loop retries, and a later
-    poll's `since` still covers what was missed."""
+def merge_runs(runs: Sequence[JobRun]) -> list[JobRun]:
+    """One run per app id. Under YARN Federation one application can run in several
+    sub-clusters (its home RM, and an unmanaged AM in each secondary sub-cluster it spans, all
+    under the SAME app id); its parts are one job: the earliest-submitted part (the home) keeps
+    its name, queue, status and skyline, the span covers every part, container-seconds add up,
+    and the peak is the sum of the parts' peaks (an upper bound: the parts' peaks need not
+    coincide)."""
+    by_app: dict[str, JobRun] = {}
+    for run in sorted(runs, key=lambda r: r.started_at):
+        base = by_app.get(run.app_id)
+        if base is None:
+            by_app[run.app_id] = run
+            continue
+        work = None if base.container_seconds is None and run.container_seconds is None else \
+            (base.container_seconds or 0.0) + (run.container_seconds or 0.0)
+        by_app[run.app_id] = replace(base, finished_at=max(base.finished_at, run.finished_at),
+                                     peak_containers=base.peak_containers + run.peak_containers, container_seconds=work)
+    return list(by_app.values())
 
-    def __init__(self, sources: Mapping[str, Any]) -> None:
+
+class FederatedJobRuns:
+    """The finished and running apps of every sub-cluster, one row per app id (`merge_runs`;
+    only parts that finish within one poll are joined: a part seen in a later poll replaces the
+    stored row — the store keeps one row per app id). A failing sub-cluster fails the poll: the
+    jobs loop retries, and a later poll's `since` still covers what was missed."""
+
+    def __init__(self, sources: Mapping[str, JobRunSource]) -> None:
         self._sources = dict(sources)
 
-    def poll(self, since: float) -> list[Any]:
-        return [run for s in self._sources.values() for run in s.poll(since)]
+    def poll(self, since: float) -> list[JobRun]:
+        return merge_runs([run for s in self._sources.values() for run in s.poll(since)])
 
     def running(self) -> list[RunningApp]:
-        return [app for s in self._sources.values() for app in s.running()]
+        seen: dict[str, RunningApp] = {}
+        for app in sorted((a for s in self._sources.values() for a in s.running()), key=lambda a: a.started_at):
+            base = seen.get(app.app_id)
+            seen[app.app_id] = app if base is None else replace(
+                base, containers=base.containers + app.containers, allocated_mb=base.allocated_mb + app.allocated_mb,
+                allocated_vcores=base.allocated_vcores + app.allocated_vcores)
+        return list(seen.values())
 
 
 def status(settings: Settings, source: object, clock: Clock) -> list[dict[str, Any]]:

@@ -146,3 +146,18 @@ def test_a_hung_rm_does_not_hold_the_others_back() -> None:
     finally:
         hung.release.set()
         src.close()
+
+
+def test_a_federated_apps_parts_in_several_subclusters_are_one_run() -> None:
+    from harvester.models.job_history import JobRun
+    from harvester.subclusters import merge_runs
+
+    home = JobRun("etl", "application_1_0001", 100.0, 400.0, peak_containers=10, container_seconds=2000.0,
+                  queue="root.etl", final_status="SUCCEEDED")
+    part = JobRun("etl-uam", "application_1_0001", 130.0, 450.0, peak_containers=4, container_seconds=500.0)
+    other = JobRun("ml", "application_2_0007", 120.0, 200.0, peak_containers=2)
+    merged = {r.app_id: r for r in merge_runs([part, other, home])}
+    run = merged["application_1_0001"]
+    assert (run.job_name, run.queue, run.final_status) == ("etl", "root.etl", "SUCCEEDED"), "the home part names it"
+    assert (run.started_at, run.finished_at, run.peak_containers, run.container_seconds) == (100.0, 450.0, 14, 2500.0)
+    assert merged["application_2_0007"] == other
