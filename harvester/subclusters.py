@@ -9,9 +9,11 @@ Naming (the one design decision every other part follows):
   samples, baselines, decision log), the guard, the metrics' `node` label, `explain node` — is
   QUALIFIED `<name>/<host:port>` (`qualify`). Hadoop node ids are host:port and never hold a
   "/", so the split back (`split`) is unambiguous and two clusters may repeat a host:port
-  without colliding in the one store. Only node ids are qualified: container and app ids carry
-  their RM's start time (container_e17_1700000000000_...) and are unique across RMs.
-  Hostnames stay as the RM reports them, so `harvesting.tenants` rules match as before.
+  without colliding in the one store. Container ids are qualified the same way (under
+  Federation one app's containers live in several sub-clusters, each RM numbering its own; the
+  guard keys kills by container id). App ids are not: under Federation one app id names one job
+  across sub-clusters (`merge_runs`). Hostnames stay as the RM reports them, so
+  `harvesting.tenants` rules match as before.
 
 `FederatedSource` is the `TelemetrySource` over several sub-clusters: each poll asks every
 sub-cluster's RM at once (one thread each) and merges the answers into one snapshot of
@@ -81,7 +83,8 @@ def split(node_id: str) -> tuple[str | None, str]:
 
 def _qualified(name: str, snap: ClusterSnapshot) -> ClusterSnapshot:
     def container(c: ContainerInfo) -> ContainerInfo:
-        return replace(c, node_id=qualify(name, c.node_id)) if c.node_id else c
+        return replace(c, container_id=qualify(name, c.container_id),
+                       node_id=qualify(name, c.node_id) if c.node_id else c.node_id)
 
     return replace(snap, nodes=tuple(replace(n, node_id=qualify(name, n.node_id)) for n in snap.nodes),
                    containers=tuple(container(c) for c in snap.containers),
@@ -171,6 +174,19 @@ class FederatedSource:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+def _unqualified(a: Action, node_id: str) -> Action:
+    """The action as its sub-cluster's RM names things (host:port, its own container id)."""
+    if isinstance(a, KillContainer):
+        return replace(a, node_id=node_id, container_id=split(a.container_id)[1])
+    return replace(a, node_id=node_id)  # type: ignore[type-var]
+
+
+def _requalified(a: Action, name: str) -> Action:
+    if isinstance(a, KillContainer):
+        return replace(a, node_id=qualify(name, a.node_id), container_id=qualify(name, a.container_id))
+    return replace(a, node_id=qualify(name, a.node_id))  # type: ignore[type-var]
+
+
 def _kind(a: Action) -> str:
     return "set_capacity" if isinstance(a, SetNodeCapacity) else "kill" if isinstance(a, KillContainer) else type(a).__name__
 
@@ -194,7 +210,7 @@ class RoutingActuator:
                     self._unroutable.append(ActionError(a, a.data_at or 0.0, f"node {getattr(a, 'node_id', '')!r} "
                                                         "names no configured sub-cluster (rm.clusters): not sent"))
                 continue
-            batches.setdefault(name, []).append((replace(a, node_id=raw), a))  # type: ignore[type-var]
+            batches.setdefault(name, []).append((_unqualified(a, raw), a))
         # each RM at once: one slow RM spends its own time budget, not the others'
         running = {name: self._pool.submit(self._actuators[name].apply, [raw for raw, _ in pairs], request_id)
                    for name, pairs in batches.items()}
@@ -217,8 +233,7 @@ class RoutingActuator:
         with self._lock:
             out, self._unroutable = self._unroutable, []
         for name, act in self._actuators.items():
-            out += [replace(e, action=replace(e.action, node_id=qualify(name, e.action.node_id)))  # type: ignore[type-var, attr-defined]
-                    for e in act.poll_errors()]
+            out += [replace(e, action=_requalified(e.action, name)) for e in act.poll_errors()]
         return out
 
 

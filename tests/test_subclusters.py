@@ -68,6 +68,7 @@ def test_the_merged_poll_qualifies_ids_and_drops_a_failing_subcluster() -> None:
     snap = src.poll(100.0)
     assert sorted(n.node_id for n in snap.nodes) == ["east/" + N, "west/" + N]
     assert sorted(c.node_id for c in snap.containers) == ["east/" + N, "west/" + N] and snap.containers_complete
+    assert sorted(c.container_id for c in snap.containers) == ["east/container_east_01", "west/container_west_01"]
     src._sources["west"] = Source("west", fail=True)
     snap = src.poll(110.0)
     assert [n.node_id for n in snap.nodes] == ["east/" + N]
@@ -84,14 +85,14 @@ def test_actions_go_to_their_subclusters_rm_with_its_own_ids_and_errors_come_bac
     east, west = Recorder(), Recorder(refuse=True)
     act = RoutingActuator({"east": east, "west": west}, Metrics(CollectorRegistry()))
     cap = SetNodeCapacity(node_id="east/" + N, resources=Resources(8192, 4), reason="r", data_at=1.0)
-    kill = KillContainer(node_id="west/" + N, container_id="container_w_01", graceful=True, reason="r", data_at=1.0)
+    kill = KillContainer(node_id="west/" + N, container_id="west/container_w_01", graceful=True, reason="r", data_at=1.0)
     stray = SetNodeCapacity(node_id="north/" + N, resources=Resources(8192, 4), reason="r", data_at=1.0)
     sent = act.apply([cap, kill, stray], "t1")
     assert sent == [cap] and sent[0] is cap, "what was sent is reported as the guard decided it"
-    assert [a.node_id for a in east.got] == [N] and [a.node_id for a in west.got] == [N]
+    assert [a.node_id for a in east.got] == [N] and [(a.node_id, a.container_id) for a in west.got] == [(N, "container_w_01")]
     errors = act.poll_errors()
     assert sorted(e.action.node_id for e in errors) == ["north/" + N, "west/" + N]
-    assert next(e for e in errors if e.action.node_id == "west/" + N).action.container_id == "container_w_01"
+    assert next(e for e in errors if e.action.node_id == "west/" + N).action.container_id == "west/container_w_01"
 
 
 def test_a_subclusters_node_order_holds_its_nodes_as_its_rm_names_them() -> None:

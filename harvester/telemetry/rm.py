@@ -11,8 +11,8 @@ implies (`cpuUtilization` = nodeCPUUsage / cores × 100, `rm_client.Node.host_ph
 which is only defined while the host is busy enough — so it is remembered per node once seen.
 Any RM failure fails the whole poll with `TelemetryError`: a snapshot is complete or absent.
 With several RMs (`rm.clusters`) each one's source is given `node_prefix="<sub-cluster>/"`: its
-node ids (samples, containers, the node-size rules' lookup) are qualified as they are built
-(harvester/subclusters.py).
+node ids (samples, containers' nodes, the node-size rules' lookup) and container ids are
+qualified as they are built (harvester/subclusters.py).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class RMTelemetrySource:
                     continue
                 out.append(
                     ContainerInfo(
-                        container_id=c.container_id,
+                        container_id=self._node_id(c.container_id),
                         app_id=app.id,
                         node_id=self._node_id(c.node_id or c.assigned_node_id),
                         resources=Resources(c.allocated_mb, c.allocated_vcores),

@@ -34,7 +34,7 @@ BURN = 6.0
 
 
 class Rig:
-    def __init__(self) -> None:
+    def __init__(self, guard: dict[str, Any] | None = None) -> None:
         self.clock = SimClock(start=1_795_430_000.0)
         self.rms: SubClusters = start_subclusters(self.clock, ["east", "west"], size=2, physical_cores=CORES)
         # the sidecar reaches east through a proxy a test can cut (an RM gone, keep-alive connections too)
@@ -49,7 +49,7 @@ class Rig:
             "telemetry": {"poll_interval_s": 2, "stale_after_s": 30},
             "harvesting": {"actuate": True, "control_period_s": 1,
                            "tenants": [{"tenant": "svc", "environment": "prod", "hostname_pattern": "^nm-"}],
-                           "node_resources": {"physical_cores": CORES}, "guard": {"min_interval_s": 10}},
+                           "node_resources": {"physical_cores": CORES}, "guard": {"min_interval_s": 10, **(guard or {})}},
         }, environ={})
         self.app = Harvester(settings, clock=self.clock, registry=CollectorRegistry())
         self.app.start(run_loops=False)
@@ -162,3 +162,34 @@ def test_a_subcluster_whose_rm_is_down_gets_no_action_while_the_other_goes_on(ri
     assert east["last_poll_ok"] is False and "RM poll failed" in east["error"]
     decision = rig.app.state.view().guard
     assert decision is not None and {v.node_id.partition("/")[0] for v in decision.nodes} == {"west"}
+
+
+def test_kills_reach_the_rm_of_the_containers_subcluster() -> None:
+    rig = Rig({"kill_mechanism": "signals", "kill_when": "reserve_used"})
+    try:
+        apps = {name: rig.rms.workload(name).distributed_shell(workers=8, duration_s=3600).app_id for name in ("east", "west")}
+        rig.run(20)
+
+        ams: dict[str, str] = {}
+
+        def live(name: str) -> set[str]:
+            with RMClient(RMClientConfig(urls=(rig.rms.servers[name].url,), max_retries=0)) as c:
+                (attempt,) = c.list_app_attempts(apps[name])
+                ams[name] = attempt.container_id
+                return {x.container_id for x in c.list_containers(apps[name], attempt.attempt_id) if x.state != "COMPLETE"}
+
+        before = {name: live(name) for name in apps}
+        assert len(before["east"]) == len(before["west"]) == 9, before
+        start = rig.clock.now()
+        rig.rms.workload("west").burn([N0, N1], BURN, start + 1, start + 10_000)
+        rig.run(40)
+        assert live("east") == before["east"], "east's containers are not west's"
+        gone = before["west"] - live("west") - {ams["west"]}  # the DS AM ends when its workers have
+        assert gone, "the burn on west must kill some of west's containers"
+        kills = [e for e in rig.app.state.guard_status().recent if e.kind == "kill"]
+        assert kills and all(e.target.startswith("west/container_") for e in kills)
+        assert {e.target.partition("/")[2] for e in kills if e.fate == "sent"} >= gone, "each one a kill sent to west's RM"
+    finally:
+        rig.app.stop()
+        rig.east_proxy.cut()
+        rig.rms.stop()
