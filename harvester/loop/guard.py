@@ -38,6 +38,7 @@ from harvester.board.harvesting import ActionLogEntry, GuardStatus, HarvestingBo
 from harvester.decisions.arbiter import PushRecord
 from harvester.decisions.class_view import class_states, nodes_per_class
 from harvester.decisions.guard import GuardContext, GuardDecision, NodeMemo, NodeView, evaluate
+from harvester.decisions.guard_table import NodeViews
 from harvester.decisions.kills import KillRecord, reconcile, record_failures, record_sent
 from harvester.decisions.nudge import NUDGE_PREFIX, NudgeContext, decide_nudge
 from harvester.decisions.strategy import GuardStrategy
@@ -57,6 +58,8 @@ WOULD_SEND = "would send"
 def dry_run(decision: GuardDecision) -> GuardDecision:
     """The decision as a dry run tells it: "sent:<label>" outcomes become "would_send:<label>"
     (the RM kept its capacity: nothing was sent)."""
+    if isinstance(decision.nodes, NodeViews):
+        return replace(decision, nodes=decision.nodes.dry_run())
     return replace(decision, nodes=tuple(
         v._replace(outcome="would_send:" + v.outcome.removeprefix("sent:")) if v.outcome.startswith("sent:") else v
         for v in decision.nodes))
@@ -97,7 +100,7 @@ class GuardTick:
         self._records: list[DecisionRecord] = []
         self._nudges = nudges  # Morpheus's queue nudges go out through this tick (decisions/nudge.py)
         self._sent_capacity: frozenset[str] = frozenset()
-        self._memos: dict[str, NodeMemo] = {}
+        self._memos: Mapping[str, NodeMemo] = {}
         self._coverage: dict[str, tuple[int, int]] = {}
         self._am_kills: deque[tuple[float, str, str]] = deque(maxlen=LOG_SIZE)
         self._am_kills_total = 0
@@ -211,7 +214,7 @@ class GuardTick:
         self._record(decision, sent, now, snap)
         if snap is not None:
             self._acted_on = snap.time
-        self._memos = dict(decision.memos)
+        self._memos = decision.memos  # immutable (a MemoTable from evaluate): no copy per tick
         for cid, (rises, absorbed) in decision.coverage.items():
             r, a = self._coverage.get(cid, (0, 0))
             self._coverage[cid] = (r + rises, a + absorbed)
@@ -249,7 +252,8 @@ class GuardTick:
             if isinstance(a, SetNodeCapacity):
                 self._last_pushed[a.node_id] = PushRecord(a.resources, now)
         self._sent_capacity = frozenset(a.node_id for a in sent if isinstance(a, SetNodeCapacity))
-        views = {v.node_id: v for v in decision.nodes}
+        nodes = decision.nodes
+        views = nodes if isinstance(nodes, NodeViews) else {v.node_id: v for v in nodes}  # `.get(node_id)` on both
         apps = {c.container_id: c.app_id for c in snap.containers} if snap is not None and decision.actions else {}
         for a in decision.actions:
             kind, target, detail = _describe(a)
