@@ -26,6 +26,7 @@ Figures are medians over `--repeats` runs. Merges its keys into bench/results/ha
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -49,7 +50,7 @@ from harvester.decisions.class_selection import ClassState  # noqa: E402
 from harvester.decisions.guard import GuardContext, evaluate  # noqa: E402
 from harvester.decisions.reserve import ReserveTable  # noqa: E402
 from harvester.decisions.strategy import GuardStrategy, KillMechanism, NodeStrategy  # noqa: E402
-from harvester.domain import ClusterSnapshot, ContainerInfo, NodeSample, Resources  # noqa: E402
+from harvester.domain import ClusterSnapshot, ContainerInfo, NodeSample, Resources, SetNodeCapacity  # noqa: E402
 from harvester.models.margins import fit_margins  # noqa: E402
 from harvester.models.reaction_margins import PrimaryBlock, fit_reaction_margins  # noqa: E402
 from harvester.models.patterns import Pattern  # noqa: E402
@@ -160,6 +161,90 @@ def bench_guard(n_nodes: int, repeats: int) -> dict[str, float]:
         times.append(time.perf_counter() - t0)
         actions = len(d.actions)
     return {"seconds": statistics.median(times), "actions": actions}
+
+
+class GuardLoopRig:
+    """The guard LOOP at scale (issue 29): `guard_context`'s cluster behind the real tick —
+    NodeRegistry (tenant rules, baselines), the published class model and reserves, evaluate,
+    the recording actuator, the action log and decision-log sink (SQLite, in memory), the board
+    (class states for Algorithm 1) and the metrics. Between ticks the RM "applies" what was sent
+    (the next snapshot's node totals are the pushed capacities) and every node's CPU moves by a
+    random step, so a tick decides on new data like a live one; building that snapshot is not timed."""
+
+    def __init__(self, n_nodes: int, mechanism: KillMechanism = KillMechanism.RM_OVERCOMMIT, seed: int = 3) -> None:
+        from dataclasses import replace
+
+        from harvester.actuators.recording import RecordingActuator
+        from harvester.config_harvesting import HarvestingSettings
+        from harvester.decisions.strategy import guard_strategy
+        from harvester.history.sqlite import SqliteHistoryStore
+        from harvester.loop.guard import GuardTick
+        from harvester.loop.harvest_nodes import NodeRegistry
+
+        self._replace = replace
+        ctx = guard_context(n_nodes)
+        self.snap, self.now = ctx.snapshot, ctx.now
+        self.rng = np.random.default_rng(seed)
+        by_tenant: dict[str, list[str]] = {}
+        for nid, ns in ctx.nodes.items():
+            by_tenant.setdefault(ns.tenant, []).append(nid)
+        h = HarvestingSettings.model_validate({
+            "tenants": [{"tenant": t, "nodes": ids} for t, ids in by_tenant.items()],
+            "node_resources": {"physical_cores": 16, "vcores": 32, "memory_mb": 65536},
+            "guard": {"kill_mechanism": mechanism.value}})
+        store = SqliteHistoryStore(":memory:")
+        self.registry = NodeRegistry(store, h)
+        self.board = HarvestingBoard(Board())
+        patterns = list(Pattern)
+        classes = tuple(UtilizationClass(f"class-{k}", patterns[k % 3], 0.3, 0.5, 25, 1.0) for k in range(20))
+        self.board.publish_model(TenantClassModel(1, 0.0, classes, tuple(
+            TenantAssignment(t, c, patterns[int(c.split("-")[1]) % 3], 0.3, 0.5, 0.0, 0.0, 1)
+            for t, c in ctx.tenant_class.items())), ctx.reserves, {})
+        self.actuator = RecordingActuator()
+        self.tick_ = GuardTick(lambda: self.snap, self.registry, self.board, self.actuator, Metrics(CollectorRegistry()),
+                               guard_strategy(h, telemetry_stale_after_s=30.0), record=store.append_decisions)
+        self.registry.observe(self.snap)
+        self.k = 0
+
+    def advance(self, period_s: float = 5.0) -> None:
+        """The next snapshot: pushed capacities applied, CPU moved (untimed)."""
+        pushed = {a.node_id: a.resources for a in self.actuator.actions if isinstance(a, SetNodeCapacity)}
+        self.actuator.batches.clear()
+        cpu = self.rng.normal(0, 0.2, len(self.snap.nodes))
+        nodes = tuple(self._replace(n, time=n.time + period_s, total=pushed.get(n.node_id, n.total),
+                                    node_cpu_cores=float(np.clip(n.node_cpu_cores + d, 0.5, 16.0)))
+                      for n, d in zip(self.snap.nodes, cpu.tolist()))
+        self.snap = self._replace(self.snap, time=self.snap.time + period_s, nodes=nodes)
+        self.now += period_s
+        t0 = time.perf_counter()
+        gc.collect()  # the poll that built the snapshot pays for collecting the last one (reported apart)
+        self.gc_seconds = time.perf_counter() - t0
+
+    def tick(self) -> tuple[float, float, int]:
+        """One timed loop tick: (wall seconds, this thread's CPU seconds, actions sent)."""
+        t0, c0 = time.perf_counter(), time.thread_time()
+        result = self.tick_.tick(self.now)
+        return time.perf_counter() - t0, time.thread_time() - c0, int(result.summary.get("sent", 0))
+
+
+def bench_guard_loop(n_nodes: int, ticks: int, mechanism: KillMechanism = KillMechanism.RM_OVERCOMMIT
+                     ) -> dict[str, float]:
+    """The whole guard tick at `n_nodes`: the first (every node new, most send) and the median of
+    the `ticks` that follow (steady state: pushed capacities applied, CPU moving)."""
+    rig = GuardLoopRig(n_nodes, mechanism)
+    gc.collect()
+    first, first_cpu, first_sent = rig.tick()
+    times, cpus, sent, gcs = [], [], [], []
+    for _ in range(ticks):
+        rig.advance()
+        gcs.append(rig.gc_seconds)
+        seconds, cpu, n_sent = rig.tick()
+        times.append(seconds)
+        cpus.append(cpu)
+        sent.append(n_sent)
+    return {"first_tick_seconds": first, "first_tick_cpu_seconds": first_cpu, "first_tick_sent": first_sent,
+            "seconds": statistics.median(times), "cpu_seconds": statistics.median(cpus), "max_seconds": max(times),
+            "sent_median": statistics.median(sent), "full_gc_seconds": statistics.median(gcs)}
 
 
 def bench_reserve_fit(n_nodes: int, days: float, interval_s: float, block: int = 2048) -> dict[str, float]:

@@ -13,13 +13,13 @@ servers' CURRENT utilization and capacity (the cluster now). `class_states` join
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 
 from harvester.decisions.class_selection import ClassState
 from harvester.decisions.guard import GuardDecision
-from harvester.decisions.guard_table import NodeView, NodeViews
+from harvester.decisions.guard_table import NodeViews
 from harvester.decisions.reserve import ReserveTable
 from harvester.decisions.strategy import NodeStrategy
 from harvester.domain import ClusterSnapshot, Resources
@@ -48,52 +48,74 @@ def class_states(
     guard: GuardDecision | None = None,
 ) -> tuple[ClassState, ...]:
     """One `ClassState` per class of `model` that has at least one node (sums over node arrays:
-    a guard period over 50,000 nodes publishes it, issue 29)."""
+    a guard period over 50,000 nodes publishes it, issue 29). With the guard's decision over these
+    very nodes, its columns are reused (the guard already read this snapshot)."""
     tenant_class = model.tenant_class_map()
     index = {c.class_id: k for k, c in enumerate(model.classes)}
+    views = guard.nodes if guard is not None else None
+    if isinstance(views, NodeViews) and views.source is nodes and views.nodes is not None:
+        c = views.nodes
+        cls = np.array([index.get(tenant_class.get(t, ""), -1) for t in c.tenants], np.int64)
+        free = np.where(views.has_after & c.fresh, np.maximum(0, views.after_mb - c.used_mb), 0)
+        cols = (cls, c.physical_cores, c.capacity_mb, c.capacity_vc, c.fresh, c.used_mb, c.used_vc, views.primary, free)
+    else:
+        cols = _columns(index, tenant_class, nodes, snapshot, now, stale_after_s, guard)
+    return _states(model, reserves, *cols, with_free=guard is not None)
+
+
+def _columns(index: Mapping[str, int], tenant_class: Mapping[str, str], nodes: Mapping[str, NodeStrategy],
+             snapshot: ClusterSnapshot | None, now: float, stale_after_s: float, guard: GuardDecision | None
+             ) -> tuple[np.ndarray, ...]:
+    """Per node: class index (-1: none), cores, capacity, fresh, allocation, primary cores, free memory."""
     fresh = snapshot is not None and now - snapshot.time <= stale_after_s
     samples = {n.node_id: n for n in snapshot.nodes} if fresh and snapshot is not None else {}
-    member = [(ns, index.get(tenant_class.get(ns.tenant, ""), -1)) for ns in nodes.values()]
-    member = [(ns, k) for ns, k in member if k >= 0 and tenant_class.get(ns.tenant) is not None]
-    m, k_classes = len(member), len(model.classes)
-    cls = np.fromiter((k for _, k in member), np.int64, m)
-    phys = np.fromiter((ns.physical_cores for ns, _ in member), np.float64, m)
+    ns_all = list(nodes.values())
+    m = len(ns_all)
+    cls = np.array([index.get(tenant_class.get(ns.tenant, ""), -1) for ns in ns_all], np.int64)
+    phys = np.array([ns.physical_cores for ns in ns_all], np.float64)
+    found = [samples.get(ns.node_id) for ns in ns_all]
+    live = np.array([x is not None and x.state == "RUNNING" and not now - x.time > stale_after_s for x in found], bool)
+    xs = [x if ok else None for x, ok in zip(found, live.tolist())]
+    used_mb = np.array([x.used.memory_mb if x else 0 for x in xs], np.float64)
+    used_vc = np.array([x.used.vcores if x else 0 for x in xs], np.float64)
+    cap_vc = np.array([ns.capacity.vcores for ns in ns_all], np.float64)
+    primary = primary_cpu_cores_array(
+        np.array([x.node_cpu_cores if x else None for x in xs], np.float64),
+        np.array([x.containers_cpu_vcores if x else None for x in xs], np.float64),
+        np.array([x.node_memory_mb if x else None for x in xs], np.float64), phys, cap_vc,
+        np.array([x.total.vcores if x else 0 for x in xs], np.float64))
+    free = np.zeros(m)
+    if guard is not None:  # the guard already worked the primary out from this very snapshot
+        by_id = {v.node_id: v for v in guard.nodes}
+        for i, ns in enumerate(ns_all):
+            v = by_id.get(ns.node_id)
+            if v is None:
+                continue
+            primary[i] = np.nan if v.primary_cpu_cores is None else v.primary_cpu_cores
+            if v.capacity_after is not None and live[i]:
+                free[i] = max(0, v.capacity_after.memory_mb - used_mb[i])
+    return (cls, phys, np.array([ns.capacity.memory_mb for ns in ns_all], np.float64), cap_vc, live, used_mb, used_vc,
+            primary, free)
+
+
+def _states(model: TenantClassModel, reserves: ReserveTable, cls: np.ndarray, phys: np.ndarray, cap_mb: np.ndarray,
+            cap_vc: np.ndarray, live: np.ndarray, used_mb: np.ndarray, used_vc: np.ndarray, primary: np.ndarray,
+            free: np.ndarray, *, with_free: bool) -> tuple[ClassState, ...]:
+    """The module docstring's sums per class, from the nodes' columns."""
+    k_classes = len(model.classes)
+    member = cls >= 0
+    cls = cls[member]
 
     def per_class(values: np.ndarray, where: np.ndarray | None = None) -> list[float]:
-        w = values if where is None else np.where(where, values, 0)
-        return np.bincount(cls, weights=w, minlength=k_classes).tolist()
+        v = values[member] if where is None else np.where(where, values, 0)[member]
+        return np.bincount(cls, weights=np.asarray(v, np.float64), minlength=k_classes).tolist()
 
     count = np.bincount(cls, minlength=k_classes).tolist()
-    mem = per_class(np.fromiter((ns.capacity.memory_mb for ns, _ in member), np.float64, m))
-    vc = per_class(np.fromiter((ns.capacity.vcores for ns, _ in member), np.float64, m))
-    found = [samples.get(ns.node_id) for ns, _ in member]
-    live = np.fromiter((x is not None and x.state == "RUNNING" and not now - x.time > stale_after_s for x in found), bool, m)
-    xs = [x if ok else None for x, ok in zip(found, live.tolist())]
-    used_mb = np.fromiter((x.used.memory_mb if x else 0 for x in xs), np.float64, m)
-    amem, avc = per_class(used_mb), per_class(np.fromiter((x.used.vcores if x else 0 for x in xs), np.float64, m))
-    # the guard already worked the primary out from this very snapshot: no second pass over it
-    primary = primary_cpu_cores_array(
-        np.fromiter((_nan(x.node_cpu_cores) if x else np.nan for x in xs), np.float64, m),
-        np.fromiter((_nan(x.containers_cpu_vcores) if x else np.nan for x in xs), np.float64, m),
-        np.fromiter((_nan(x.node_memory_mb) if x else np.nan for x in xs), np.float64, m), phys,
-        np.fromiter((ns.capacity.vcores for ns, _ in member), np.float64, m),
-        np.fromiter((x.total.vcores if x else 0 for x in xs), np.float64, m))
-    free = np.zeros(m)
-    if guard is not None:
-        views = guard.nodes
-        rows = views if isinstance(views, NodeViews) else _Rows(views)
-        at = np.fromiter((-1 if (r := rows.row(ns.node_id)) is None else r for ns, _ in member), np.int64, m)
-        has = at >= 0
-        pick = np.where(has, at, 0)
-        cols = rows.columns()
-        primary = np.where(has, cols[0][pick] if len(cols[0]) else np.nan, primary)
-        after_ok = has & (cols[1][pick] if len(cols[1]) else False)
-        free = np.where(after_ok & live, np.maximum(0.0, (cols[2][pick] if len(cols[2]) else 0) - used_mb), 0.0)
     seen = live & ~np.isnan(primary)
     with np.errstate(invalid="ignore", divide="ignore"):
         util = per_class(np.minimum(1.0, primary / phys), seen)
-    n_seen = np.bincount(cls, weights=seen.astype(np.float64), minlength=k_classes).tolist()
-    free_sum = per_class(free)
+    n_seen, mem, vc = per_class(seen.astype(np.float64)), per_class(cap_mb), per_class(cap_vc)
+    amem, avc, free_sum = per_class(used_mb, live), per_class(used_vc, live), per_class(free)
     out = []
     for k, c in enumerate(model.classes):
         if not count[k]:
@@ -102,28 +124,7 @@ def class_states(
         out.append(ClassState(
             class_id=c.class_id, pattern=c.pattern, average=c.average, peak=c.peak, current=current,
             capacity=Resources(int(mem[k]), int(vc[k])), allocated=Resources(int(amem[k]), int(avc[k])),
-            reserve_fraction=reserves.fraction(c.class_id), memory_free_mb=free_sum[k] if guard is not None else None,
+            reserve_fraction=reserves.fraction(c.class_id), memory_free_mb=free_sum[k] if with_free else None,
             nodes=int(count[k]),
         ))
     return tuple(out)
-
-
-def _nan(v: float | None) -> float:
-    return np.nan if v is None else v
-
-
-class _Rows:
-    """`NodeViews`' row lookup and (primary, has capacity after, memory after) columns over any views."""
-
-    def __init__(self, views: Sequence[NodeView]) -> None:
-        self._index = {v.node_id: i for i, v in enumerate(views)}
-        self._views = views
-
-    def row(self, node_id: str) -> int | None:
-        return self._index.get(node_id)
-
-    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        v = self._views
-        return (np.array([np.nan if x.primary_cpu_cores is None else x.primary_cpu_cores for x in v], np.float64),
-                np.array([x.capacity_after is not None for x in v], bool),
-                np.array([0 if x.capacity_after is None else x.capacity_after.memory_mb for x in v], np.float64))

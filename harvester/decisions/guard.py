@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from operator import attrgetter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -84,7 +85,7 @@ import numpy as np
 
 from harvester.decisions.arbiter import LABELS, RATE_LIMIT, ZERO, Proposals, PushRecord, arbitrate, lower, ruling_note
 from harvester.decisions.guard_kills import cut_timeout, floor_is_allocation, plan_kills
-from harvester.decisions.guard_table import MemoTable, NodeMemo, NodeView, NodeViews, gather_memos, render
+from harvester.decisions.guard_table import MemoTable, NodeColumns, NodeMemo, NodeView, NodeViews, gather_memos, render
 from harvester.decisions.kills import KillRecord
 from harvester.decisions.reserve import ReserveTable
 from harvester.decisions.strategy import GuardStrategy, KillMechanism, NodeStrategy
@@ -156,20 +157,21 @@ def decide(ctx: GuardContext) -> list[Action]:
     return list(evaluate(ctx).actions)
 
 
-def _node_containers(snap: ClusterSnapshot) -> tuple[dict[str, list[ContainerInfo]], dict[str, Resources]]:
-    """Live containers per node, and the ApplicationMasters' allocation per node (listed containers
-    flagged AM, or the apps list's AMs when containers are not listed)."""
+def _node_containers(snap: ClusterSnapshot, wanted: set[str]
+                     ) -> tuple[dict[str, list[ContainerInfo]], dict[str, Resources]]:
+    """Live containers per node of `wanted`, and the ApplicationMasters' allocation per node
+    (listed containers flagged AM, or the apps list's AMs when containers are not listed)."""
     by_node: dict[str, list[ContainerInfo]] = {}
     ams: dict[str, Resources] = {}
     seen: set[str] = set()
     for c in snap.containers:
-        if c.state is not ContainerState.COMPLETE:
+        if c.node_id in wanted and c.state is not ContainerState.COMPLETE:
             by_node.setdefault(c.node_id, []).append(c)
             if c.is_am:
                 seen.add(c.container_id)
                 ams[c.node_id] = ams.get(c.node_id, ZERO) + c.resources
     for c in snap.am_containers:
-        if c.container_id not in seen and c.state is not ContainerState.COMPLETE:
+        if c.node_id in wanted and c.container_id not in seen and c.state is not ContainerState.COMPLETE:
             ams[c.node_id] = ams.get(c.node_id, ZERO) + c.resources
     return by_node, ams
 
@@ -177,12 +179,9 @@ def _node_containers(snap: ClusterSnapshot) -> tuple[dict[str, list[ContainerInf
 _ABSENT = NodeSample("", -math.inf, "", "", "", ZERO, ZERO, 0, None, None, None, None)
 
 
-def _col(items: Sequence[object], f, dtype=np.float64) -> np.ndarray:  # type: ignore[no-untyped-def]
-    return np.fromiter(map(f, items), dtype, len(items))
-
-
-def _opt(v: float | None) -> float:
-    return math.nan if v is None else v
+def _col(items: Sequence[object], attr: str, dtype=np.float64) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """One attribute (dotted) of every item; None reads NaN in a float column."""
+    return np.array(list(map(attrgetter(attr), items)), dtype)
 
 
 class _Formula:
@@ -232,28 +231,28 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
     class_ids = [tenant_class.get(ns.tenant, "") for ns in nss]
     fractions = {c: ctx.reserves.fraction(c or None) for c in set(class_ids)}
     frac = np.fromiter((fractions[c] for c in class_ids), np.float64, n)
-    phys = _col(nss, lambda ns: ns.physical_cores)
-    cap_mb = _col(nss, lambda ns: ns.capacity.memory_mb, np.int64)
-    cap_vc = _col(nss, lambda ns: ns.capacity.vcores, np.int64)
-    host = _col(nss, lambda ns: _opt(ns.host_memory_mb))
+    phys = _col(nss, 'physical_cores')
+    cap_mb = _col(nss, 'capacity.memory_mb', np.int64)
+    cap_vc = _col(nss, 'capacity.vcores', np.int64)
+    host = _col(nss, 'host_memory_mb')
     reserve = frac * phys
 
     by_id = {x.node_id: x for x in snap.nodes}
     found = [by_id.get(x) for x in ids]
     smp = [_ABSENT if x is None else x for x in found]
-    t = _col(smp, lambda x: x.time)
+    t = _col(smp, 'time')
     present = np.fromiter((x is not None for x in found), bool, n)
-    running = _col(smp, lambda x: x.state == "RUNNING", bool)
+    running = np.array([x.state == "RUNNING" for x in smp], bool)
     fresh = present & running & ~(now - t > s.stale_after_s)
-    tot_mb, tot_vc = _col(smp, lambda x: x.total.memory_mb, np.int64), _col(smp, lambda x: x.total.vcores, np.int64)
-    used_mb, used_vc = _col(smp, lambda x: x.used.memory_mb, np.int64), _col(smp, lambda x: x.used.vcores, np.int64)
-    node_mem = _col(smp, lambda x: _opt(x.node_memory_mb))
-    primary = primary_cpu_cores_array(_col(smp, lambda x: _opt(x.node_cpu_cores)),
-                                      _col(smp, lambda x: _opt(x.containers_cpu_vcores)), node_mem, phys, cap_vc, tot_vc)
+    tot_mb, tot_vc = _col(smp, 'total.memory_mb', np.int64), _col(smp, 'total.vcores', np.int64)
+    used_mb, used_vc = _col(smp, 'used.memory_mb', np.int64), _col(smp, 'used.vcores', np.int64)
+    node_mem = _col(smp, 'node_memory_mb')
+    primary = primary_cpu_cores_array(_col(smp, 'node_cpu_cores'),
+                                      _col(smp, 'containers_cpu_vcores'), node_mem, phys, cap_vc, tot_vc)
     primary[~fresh] = np.nan
     known = fresh & ~np.isnan(primary)
     f = _Formula(s, phys, cap_mb, cap_vc, host, primary, reserve, node_mem,
-                 _col(smp, lambda x: x.containers_memory_mb or 0.0))
+                 np.nan_to_num(_col(smp, 'containers_memory_mb')))
 
     # an increase needs the previous fresh sample's consent (module docstring)
     has_prev, prev_mb, prev_vc, prev_primary, prev_alloc_vc, _ = gather_memos(ctx.previous, ids)
@@ -263,19 +262,21 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
     want_mb, want_vc = np.minimum(f.target_mb, bound_mb), np.minimum(f.target_vc, bound_vc)
 
     # the kill plan: vectorised where nothing is shed and no kill is in flight, `plan_kills` elsewhere
-    by_node, ams_by_node = _node_containers(snap)
     in_flight: dict[str, dict[str, KillRecord]] = {}
     for cid, rec in ctx.kills.items():
         in_flight.setdefault(rec.node_id, {})[cid] = rec
     fits = (used_mb <= f.limit_mb) & (used_vc <= f.limit_vc)
     if s.kill_mechanism is not KillMechanism.RM_OVERCOMMIT and in_flight:
         fits &= np.fromiter((x not in in_flight for x in ids), bool, n)
+    shed = np.flatnonzero(known & ~fits).tolist()
+    quiet_ams = not floor_is_allocation(s) and s.am_floor   # the quiet floor is then the AMs' allocation
+    by_node, ams_by_node = _node_containers(snap, set(ids) if quiet_ams else {ids[i] for i in shed})
     timeout = cut_timeout(s)
     if floor_is_allocation(s):
         floor_mb, floor_vc = used_mb.copy(), used_vc.copy()
     elif s.am_floor:
         ams = [ams_by_node.get(x, ZERO) for x in ids]
-        floor_mb, floor_vc = _col(ams, lambda r: r.memory_mb, np.int64), _col(ams, lambda r: r.vcores, np.int64)
+        floor_mb, floor_vc = _col(ams, 'memory_mb', np.int64), _col(ams, 'vcores', np.int64)
     else:
         floor_mb, floor_vc = np.zeros(n, np.int64), np.zeros(n, np.int64)
     timeouts = np.full(n, timeout, np.int64)
@@ -283,7 +284,7 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
     kills: dict[int, tuple[KillContainer, ...]] = {}
     notes: dict[int, str] = {}
     am_kills: list[tuple[str, str]] = []
-    for i in np.flatnonzero(known & ~fits).tolist():
+    for i in shed:
         x, ns = smp[i], nss[i]
         target = Resources(int(f.target_mb[i]), int(f.target_vc[i]))
         plan = plan_kills(s, now, ctx.stimulus_id, in_flight.get(ids[i], {}), ns, x, target,
@@ -409,7 +410,9 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
     after_mb, after_vc = np.zeros(n, np.int64), np.zeros(n, np.int64)
     after_mb[prop], after_vc[prop] = r.after_mb, r.after_vc
     views = NodeViews([ids[i] for i in order.tolist()], [class_ids[i] for i in order.tolist()], primary[order],
-                      has_after[order], after_mb[order], after_vc[order], +counts, build)
+                      has_after[order], after_mb[order], after_vc[order], +counts, build, source=ctx.nodes,
+                      nodes=NodeColumns(tuple(nss[i].tenant for i in order.tolist()), phys[order], cap_mb[order], cap_vc[order], fresh[order],
+                                        np.where(fresh, used_mb, 0)[order], np.where(fresh, used_vc, 0)[order]))
     coverage = {c: (rises[c], absorbed[c]) for c in rises}
     return GuardDecision(now, actions, views, memos, coverage, tuple(am_kills))
 

@@ -120,6 +120,18 @@ def gather_memos(previous: Mapping[str, NodeMemo], node_ids: Sequence[str]) -> t
             np.fromiter((m.seen_at for m in memos), np.float64, n))
 
 
+class NodeColumns(NamedTuple):
+    """The decided nodes' sizes and this snapshot's numbers (`fresh` False: zeros), one row per view."""
+
+    tenants: tuple[str, ...]
+    physical_cores: np.ndarray
+    capacity_mb: np.ndarray
+    capacity_vc: np.ndarray
+    fresh: np.ndarray
+    used_mb: np.ndarray
+    used_vc: np.ndarray
+
+
 class NodeViews(Sequence[NodeView]):
     """Every node's `NodeView` in the decision's order, built on read by `build(row)`.
 
@@ -129,7 +141,8 @@ class NodeViews(Sequence[NodeView]):
 
     def __init__(self, node_ids: Sequence[str], class_ids: Sequence[str], primary: np.ndarray, has_after: np.ndarray,
                  after_mb: np.ndarray, after_vc: np.ndarray, outcome_counts: Mapping[str, int],
-                 build: Callable[[int], NodeView], *, dry: bool = False) -> None:
+                 build: Callable[[int], NodeView], *, dry: bool = False, source: object = None,
+                 nodes: NodeColumns | None = None) -> None:
         self.node_ids = tuple(node_ids)
         self.class_ids = tuple(class_ids)
         self.primary, self.has_after, self.after_mb, self.after_vc = primary, has_after, after_mb, after_vc
@@ -137,6 +150,8 @@ class NodeViews(Sequence[NodeView]):
         self._build = build
         self._dry = dry
         self._index: dict[str, int] | None = None
+        self.source = source      # the `nodes` mapping the decision was made over (its views cover exactly it)
+        self.nodes = nodes        # those nodes' sizes and fresh samples, in view order
 
     def __len__(self) -> int:
         return len(self.node_ids)
@@ -181,7 +196,7 @@ class NodeViews(Sequence[NodeView]):
         for k, n in self._counts.items():
             counts["would_send:" + k.removeprefix("sent:") if k.startswith("sent:") else k] += n
         return NodeViews(self.node_ids, self.class_ids, self.primary, self.has_after, self.after_mb, self.after_vc,
-                         counts, self._build, dry=True)
+                         counts, self._build, dry=True, source=self.source, nodes=self.nodes)
 
     def outcomes(self) -> dict[str, int]:
         return dict(self._counts)

@@ -254,7 +254,8 @@ class GuardTick:
         self._sent_capacity = frozenset(a.node_id for a in sent if isinstance(a, SetNodeCapacity))
         nodes = decision.nodes
         views = nodes if isinstance(nodes, NodeViews) else {v.node_id: v for v in nodes}  # `.get(node_id)` on both
-        apps = {c.container_id: c.app_id for c in snap.containers} if snap is not None and decision.actions else {}
+        victims = {a.container_id for a in decision.actions if isinstance(a, KillContainer)}
+        apps = {c.container_id: c.app_id for c in snap.containers if c.container_id in victims} if snap is not None and victims else {}
         for a in decision.actions:
             kind, target, detail = _describe(a)
             fate = WOULD_SEND if self._actuator is None else ("sent" if id(a) in sent_ids else "not sent")
