@@ -6,9 +6,18 @@
    (21,600 each, float32; a third daily-periodic, a third flat, a third random walks, 2 % of
    samples missing). Target: under 60 s. The fit of the margins (paper 004 §4) is timed too.
 2. SelectClasses over 100 classes through a real gRPC server on loopback (one call at a time,
-   unseeded, like a client would): p50 / p99 per call. Target: p99 under 1 ms.
-3. One guard decision over 10,000 nodes with 4 containers each (`evaluate`, signals mode, a
-   tenth of the nodes spiking into their reserve). Target: under 1 s.
+   unseeded, like a client would): p50 / p99 per call. Target: p99 under 1 ms. `--only select`
+   runs it alone at `--classes` (default 1,000; issue 29): `select_classes_p99_ms_1000_classes`.
+3. The guard at `--nodes` (issue 29: 50,000; target under 1 s): the WHOLE loop tick
+   (`GuardLoopRig`: NodeRegistry, evaluate, actuator, action log and decision-log sink, class
+   states and the board, metrics; rm_overcommit, the default) — `guard_cycle_<k>k_nodes_seconds`
+   is the median wall time of `--ticks` steady-state ticks (pushed capacities applied, every
+   node's CPU moving), `_cpu_seconds` the tick thread's CPU time (less sensitive to a loaded
+   host), `guard_first_tick_*` the first tick (every node new), `guard_full_gc_*` the full
+   garbage collection between ticks (the telemetry poll that builds a snapshot pays it: untimed
+   in the tick); and `evaluate` alone on 4 containers per node, signals mode, a tenth of the nodes
+   spiking into their reserve (`guard_evaluate_<k>k_nodes_seconds`, the item before issue 29).
+       .venv/bin/python bench/harvesting.py --only guard,select --nodes 50000
 4. The reaction-time reserve fit (issue 16; models/reaction_margins.py) from raw samples of
    10,000 nodes × 7 days at 3 s (201,600 polls, 2.0e9 values, 8 GB as float32: streamed in
    blocks of 2,048 polls as the store yields them; one block of random-walk utilization is
@@ -95,13 +104,13 @@ def bench_classify(n: int, repeats: int) -> dict[str, float]:
     return {"classify_seconds": statistics.median(fits), "margins_seconds": statistics.median(margins), "classes": classes}
 
 
-def bench_select(calls: int, repeats: int) -> dict[str, float]:
+def bench_select(calls: int, repeats: int, n_classes: int = 100) -> dict[str, float]:
     patterns = list(Pattern)
     rng = np.random.default_rng(1)
     classes = tuple(
         ClassState(f"{patterns[i % 3].value}-{i}", patterns[i % 3], float(a), float(a + rng.uniform(0, 0.3)),
                    float(a + rng.uniform(-0.1, 0.1)), Resources(16 * 65536, 16 * 32), Resources(8192, 4), 0.1, nodes=16)
-        for i, a in enumerate(rng.uniform(0.05, 0.6, 100))
+        for i, a in enumerate(rng.uniform(0.05, 0.6, n_classes))
     )
     model = TenantClassModel(1, 0.0, tuple(UtilizationClass(c.class_id, c.pattern, c.average, c.peak, 1, 1.0) for c in classes),
                              tuple(TenantAssignment(f"t{i}", c.class_id, c.pattern, c.average, c.peak, 0.0, 0.0, 1)
@@ -288,12 +297,58 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--processes", type=int, default=2, help="simulation workers of item 5")
     ap.add_argument("--runs", type=Path, default=None, help="save and reuse item 5's runs here")
     ap.add_argument("--plot", type=Path, default=ROOT / "docs" / "evaluation" / "img" / "harvesting-premise-dial.png")
+    ap.add_argument("--only", default="", help="comma-separated items to run alone: guard (the loop tick at --nodes), "
+                    "select (SelectClasses at --classes); merged into the JSON like the others")
+    ap.add_argument("--classes", type=int, default=1000, help="classes of the SelectClasses item of --only select")
+    ap.add_argument("--ticks", type=int, default=8, help="steady-state guard ticks timed after the first (--only guard)")
     args = ap.parse_args(argv)
     command = " ".join(["python", "bench/harvesting.py", *(argv if argv is not None else sys.argv[1:])])
+    if args.only:
+        return write_merged(args.out, command, only_figures(args), {})
     if args.mechanism_only:
         return write_merged(args.out, command, mechanism_figures(args), {})
     result = benchmarks(args)
     return write_merged(args.out, command, {**result.pop("figures"), **mechanism_figures(args)}, result)
+
+
+def guard_figures(n_nodes: int, ticks: int, repeats: int) -> dict[str, object]:
+    """Issue 29's guard figures at `n_nodes`: the whole loop tick (GuardLoopRig: steady-state
+    median, its CPU, the first tick, the full collection between ticks) and `evaluate` alone on
+    `guard_context` (signals mode, the item before issue 29)."""
+    k = f"{n_nodes // 1000}k"
+    loop = bench_guard_loop(n_nodes, ticks)
+    alone = bench_guard(n_nodes, repeats)
+    out = {
+        f"guard_cycle_{k}_nodes_seconds": loop["seconds"],
+        f"guard_cycle_{k}_nodes_cpu_seconds": loop["cpu_seconds"],
+        f"guard_cycle_{k}_nodes_max_seconds": loop["max_seconds"],
+        f"guard_cycle_{k}_nodes_sent_median": loop["sent_median"],
+        f"guard_first_tick_{k}_nodes_seconds": loop["first_tick_seconds"],
+        f"guard_first_tick_{k}_nodes_sent": loop["first_tick_sent"],
+        f"guard_full_gc_{k}_nodes_seconds": loop["full_gc_seconds"],
+        f"guard_evaluate_{k}_nodes_seconds": alone["seconds"],
+        f"guard_evaluate_{k}_nodes_actions": alone["actions"],
+        "load_average_1min": os.getloadavg()[0],
+    }
+    for key, v in out.items():
+        print(f"{key:42} {v:>10.4g}", flush=True)
+    return out
+
+
+def only_figures(args: argparse.Namespace) -> dict[str, object]:
+    """`--only guard,select`: issue 29's items alone, without the heavy others."""
+    items = {x.strip() for x in args.only.split(",") if x.strip()}
+    unknown = items - {"guard", "select"}
+    if unknown:
+        raise SystemExit(f"--only: unknown items {sorted(unknown)} (guard, select)")
+    figures: dict[str, object] = {}
+    if "select" in items:
+        select = bench_select(args.calls, args.repeats, args.classes)
+        figures[f"select_classes_p50_ms_{args.classes}_classes"] = select["p50_ms"]
+        figures[f"select_classes_p99_ms_{args.classes}_classes"] = select["p99_ms"]
+    if "guard" in items:
+        figures.update(guard_figures(args.nodes, args.ticks, args.repeats))
+    return figures
 
 
 def mechanism_figures(args: argparse.Namespace) -> dict[str, object]:
@@ -349,7 +404,7 @@ def benchmarks(args: argparse.Namespace) -> dict[str, object]:
     """Items 1-4 (timed)."""
     classify = bench_classify(args.tenants, args.repeats)
     select = bench_select(args.calls, args.repeats)
-    guard = bench_guard(args.nodes, max(args.repeats, 5))
+    guard = guard_figures(args.nodes, args.ticks, max(args.repeats, 5))  # the loop tick; evaluate alone apart
     reserve = bench_reserve_fit(args.nodes, args.reserve_days, 3.0)  # once: it is the largest
     figures = {
         f"classify_{args.tenants}_tenants_seconds": classify["classify_seconds"],
@@ -357,8 +412,8 @@ def benchmarks(args: argparse.Namespace) -> dict[str, object]:
         "classes_fitted": classify["classes"],
         "select_classes_p50_ms": select["p50_ms"],
         "select_classes_p99_ms": select["p99_ms"],
-        f"guard_cycle_{args.nodes // 1000}k_nodes_seconds": guard["seconds"],
-        "guard_cycle_actions": guard["actions"],
+        **guard,
+        "guard_cycle_actions": guard[f"guard_evaluate_{args.nodes // 1000}k_nodes_actions"],
         f"reserve_fit_{args.nodes // 1000}k_nodes_{args.reserve_days:g}d_3s_seconds": reserve["seconds"],
         "reserve_fit_peak_rss_mb": reserve["peak_rss_mb"],
         "reserve_fit_values": reserve["values"],
