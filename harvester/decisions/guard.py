@@ -336,10 +336,16 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
     ruled = np.full(n, -1, np.int64)
     ruled[prop] = np.arange(len(prop))
 
+    whys: dict[int, str | tuple] = dict(unknown_why)
+
     def why(i: int) -> str | tuple:
         """Node i's reason before the arbiter's note: the formula's numbers, or an unknown's text."""
-        if i in unknown_why:
-            return unknown_why[i]
+        got = whys.get(i)
+        if got is None:
+            got = whys[i] = _why(i)
+        return got
+
+    def _why(i: int) -> tuple:
         if not held[i]:
             hold = ""
         elif not has_prev[i]:

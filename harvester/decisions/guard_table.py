@@ -99,6 +99,9 @@ def gather_memos(previous: Mapping[str, NodeMemo], node_ids: Sequence[str]) -> t
     """The previous decision's memo of each node as columns: (has, target MB, target vcores,
     primary (NaN: unknown), allocated vcores, seen_at); rows without a memo hold has = False."""
     n = len(node_ids)
+    if isinstance(previous, MemoTable) and previous.node_ids == tuple(node_ids):  # the same nodes: the columns
+        t_mb, t_vc, p, _, a_vc, seen = previous.columns
+        return np.ones(n, bool), t_mb, t_vc, p, a_vc, seen
     if isinstance(previous, MemoTable):
         index = previous.index
         pos = np.fromiter((index.get(x, -1) for x in node_ids), np.int64, n)
