@@ -101,6 +101,7 @@ class GuardTick:
         self._nudges = nudges  # Morpheus's queue nudges go out through this tick (decisions/nudge.py)
         self._sent_capacity: frozenset[str] = frozenset()
         self._memos: Mapping[str, NodeMemo] = {}
+        self._class_nodes: tuple[object, object, dict[str, int]] = (None, None, {})
         self._coverage: dict[str, tuple[int, int]] = {}
         self._am_kills: deque[tuple[float, str, str]] = deque(maxlen=LOG_SIZE)
         self._am_kills_total = 0
@@ -226,7 +227,9 @@ class GuardTick:
         if model is None:
             self._board.publish_guard(decision)
         else:
-            class_nodes = nodes_per_class(model, nodes)
+            if self._class_nodes[0] is not model or self._class_nodes[1] is not nodes:
+                self._class_nodes = (model, nodes, nodes_per_class(model, nodes))  # the same nodes: counted once
+            class_nodes = self._class_nodes[2]
             self._board.publish_guard(decision, class_nodes=class_nodes if class_nodes != dict(view.class_nodes) else None,
                                       classes=class_states(model, view.reserves, nodes, snap, now=now,
                                                            stale_after_s=self._strategy.stale_after_s, guard=decision))
