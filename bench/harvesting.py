@@ -7,7 +7,9 @@
    samples missing). Target: under 60 s. The fit of the margins (paper 004 §4) is timed too.
 2. SelectClasses over 100 classes through a real gRPC server on loopback (one call at a time,
    unseeded, like a client would): p50 / p99 per call. Target: p99 under 1 ms. `--only select`
-   runs it alone at `--classes` (default 1,000; issue 29): `select_classes_p99_ms_1000_classes`.
+   runs it alone at `--classes` (default 1,000; issue 29): `select_classes_p99_ms_1000_classes`;
+   with `--only guard,select` it is timed again while a guard loop over `--nodes` ticks every
+   `--control-period` s in the same process (`..._guard_<k>k_ticking`: the loops running).
 3. The guard at `--nodes` (issue 29: 50,000; target under 1 s): the WHOLE loop tick
    (`GuardLoopRig`: NodeRegistry, evaluate, actuator, action log and decision-log sink, class
    states and the board, metrics; rm_overcommit, the default) — `guard_cycle_<k>k_nodes_seconds`
@@ -300,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated items to run alone: guard (the loop tick at --nodes), "
                     "select (SelectClasses at --classes); merged into the JSON like the others")
     ap.add_argument("--classes", type=int, default=1000, help="classes of the SelectClasses item of --only select")
+    ap.add_argument("--control-period", type=float, default=5.0,
+                    help="with --only guard,select: SelectClasses is timed again while the guard ticks this often")
     ap.add_argument("--ticks", type=int, default=8, help="steady-state guard ticks timed after the first (--only guard)")
     args = ap.parse_args(argv)
     command = " ".join(["python", "bench/harvesting.py", *(argv if argv is not None else sys.argv[1:])])
@@ -348,6 +352,27 @@ def only_figures(args: argparse.Namespace) -> dict[str, object]:
         figures[f"select_classes_p99_ms_{args.classes}_classes"] = select["p99_ms"]
     if "guard" in items:
         figures.update(guard_figures(args.nodes, args.ticks, args.repeats))
+    if "select" in items and "guard" in items:  # "while the loops run": the guard ticks in the same process
+        import threading
+
+        rig, stop = GuardLoopRig(args.nodes), threading.Event()
+        rig.tick()
+
+        def guard_loop() -> None:
+            while not stop.wait(args.control_period):
+                rig.advance()
+                rig.tick()
+
+        loop = threading.Thread(target=guard_loop, daemon=True)
+        loop.start()
+        try:
+            select = bench_select(args.calls, args.repeats, args.classes)
+        finally:
+            stop.set()
+            loop.join()
+        key = f"{args.classes}_classes_guard_{args.nodes // 1000}k_ticking"
+        figures[f"select_classes_p50_ms_{key}"] = select["p50_ms"]
+        figures[f"select_classes_p99_ms_{key}"] = select["p99_ms"]
     return figures
 
 

@@ -71,6 +71,16 @@ Fail safe (never act on what we cannot see):
   set every demo node to 0 for a minute.)
 Every action carries its formula as its reason and the time of the node sample it was decided
 from (`data_at`): the actuator drops it when that is older than the staleness limit at sending.
+
+Scale (issue 29: one sidecar, 50,000 nodes, a 1-s control period): the decision runs on node
+ARRAYS — the formula and the kill limit (`_Formula`, their one definition), the consent of an
+increase, the quiet kill plan (nothing to shed, no kill in flight), coverage and the arbiter —
+and Python runs per node only where something happens: `plan_kills` for a node that must shed
+(with only that node's kills in flight: the pass over every kill per node made a tick
+O(nodes × kills)), `_unknown` for a node without utilization, each update sent. Views and memos
+are columns (decisions/guard_table.py) built into objects when read, with the same text
+(`harvester explain node`). tests/property/test_guard_array_agreement.py holds the array
+decision to the per-node one it replaced, on random clusters over chained ticks.
 """
 
 from __future__ import annotations

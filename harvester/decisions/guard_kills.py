@@ -8,6 +8,9 @@ When to kill (`harvesting.guard.kill_when`):
   likewise — is the node cut to that LIMIT, exactly enough.
 - `reserve_used`: kill as soon as the allocation no longer fits the target (cores − primary −
   reserve), restoring the whole reserve at once (the guard's behaviour before issue 16).
+The limit is computed with the capacity formula over all nodes at once (decisions/guard.py
+`_Formula`); `plan_kills` runs only for a node whose allocation exceeds it or that has kills in
+flight — every other node's plan is the quiet one (no kill, floor per `floor_is_allocation`).
 
 ApplicationMasters. A real 3.3.6 RM picks overcommit victims with AMs LAST, not never
 (SchedulerNode.getContainersToKill orders by isAMContainer, then OPPORTUNISTIC first, then
@@ -24,7 +27,6 @@ such decision is counted (`harvester_harvest_am_kills_total{reason}`) and its re
 
 from __future__ import annotations
 
-import math
 from typing import Mapping, NamedTuple
 
 from harvester.decisions.arbiter import ZERO, lower

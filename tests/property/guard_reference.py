@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Mapping, NamedTuple
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from harvester.decisions.arbiter import LABELS, RATE_LIMIT, ZERO, Proposals, PushRecord, arbitrate, lower, ruling_note
+from harvester.decisions.arbiter import LABELS, RATE_LIMIT, ZERO, Proposals, arbitrate, lower, ruling_note
 from harvester.decisions.guard_kills import plan_kills
 from harvester.decisions.guard import GuardContext, GuardDecision, NodeMemo, NodeView
-from harvester.decisions.reserve import ReserveTable
 from harvester.decisions.strategy import GuardStrategy, NodeStrategy
 from harvester.domain import Action, ClusterSnapshot, ContainerInfo, ContainerState, KillContainer, NodeSample, Resources, SetNodeCapacity
 from harvester.models.tenant_series import primary_cpu_cores
