@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     command = " ".join(["python", "bench/harvesting.py", *(argv if argv is not None else sys.argv[1:])])
     if args.only:
-        return write_merged(args.out, command, only_figures(args), {})
+        return write_merged(args.out, command, only_figures(args), {}, label=f"only:{args.only}")
     if args.mechanism_only:
         return write_merged(args.out, command, mechanism_figures(args), {})
     result = benchmarks(args)
@@ -401,7 +401,8 @@ def mechanism_figures(args: argparse.Namespace) -> dict[str, object]:
     return figures
 
 
-def write_merged(out: Path, command: str, figures: dict[str, object], extra: dict[str, object]) -> int:
+def write_merged(out: Path, command: str, figures: dict[str, object], extra: dict[str, object],
+                 label: str | None = None) -> int:
     """Merge into the existing JSON: figures key by key, other top-level keys replaced."""
     try:
         old = json.loads(out.read_text()) if out.exists() else {}
@@ -411,7 +412,7 @@ def write_merged(out: Path, command: str, figures: dict[str, object], extra: dic
     result["figures"] = {**old.get("figures", {}), **figures}
     result.setdefault("commands", {})
     parts = [k for k in ("premise_dial", "premise_real_traces") if k in figures]
-    result["commands"]["+".join(["all" if extra else "mechanism", *parts])] = command
+    result["commands"][label or "+".join(["all" if extra else "mechanism", *parts])] = command
     for k in ("mechanism_yarn_h_vs_pt_job_time_ratio", "mechanism_yarn_h_vs_pt_kills_ratio"):
         if k in figures:
             result[k] = figures[k]
