@@ -210,8 +210,9 @@ class NodeViews(Sequence[NodeView]):
         return {self.node_ids[i]: vc[i] for i in rows}
 
     def harvested_vcores_by_class(self) -> dict[str, int]:
-        out: Counter[str] = Counter()
-        vc = self.after_vc.tolist()
+        out: dict[str, int] = {}
+        get, names, vc = out.get, self.class_ids, self.after_vc.tolist()
         for i in np.flatnonzero(self.has_after).tolist():
-            out[self.class_ids[i]] += vc[i]
-        return dict(out)
+            k = names[i]
+            out[k] = get(k, 0) + vc[i]
+        return out
