@@ -99,6 +99,9 @@ def gather_memos(previous: Mapping[str, NodeMemo], node_ids: Sequence[str]) -> t
     """The previous decision's memo of each node as columns: (has, target MB, target vcores,
     primary (NaN: unknown), allocated vcores, seen_at); rows without a memo hold has = False."""
     n = len(node_ids)
+    if not previous:  # a first decision: no memo anywhere
+        z = np.zeros(n, np.int64)
+        return np.zeros(n, bool), z, z, np.full(n, np.nan), z, np.full(n, -np.inf)
     if isinstance(previous, MemoTable) and previous.node_ids == tuple(node_ids):  # the same nodes: the columns
         t_mb, t_vc, p, _, a_vc, seen = previous.columns
         return np.ones(n, bool), t_mb, t_vc, p, a_vc, seen
@@ -108,9 +111,6 @@ def gather_memos(previous: Mapping[str, NodeMemo], node_ids: Sequence[str]) -> t
         has = pos >= 0
         at = np.where(has, pos, 0)
         t_mb, t_vc, p, _, a_vc, seen = previous.columns
-        if len(previous) == 0:
-            z = np.zeros(n, np.int64)
-            return has, z, z, np.full(n, np.nan), z, np.full(n, -np.inf)
         return has, t_mb[at], t_vc[at], p[at], a_vc[at], seen[at]
     memos = [previous.get(x) for x in node_ids]
     has = np.fromiter((m is not None for m in memos), bool, n)
