@@ -6,9 +6,20 @@
    (21,600 each, float32; a third daily-periodic, a third flat, a third random walks, 2 % of
    samples missing). Target: under 60 s. The fit of the margins (paper 004 §4) is timed too.
 2. SelectClasses over 100 classes through a real gRPC server on loopback (one call at a time,
-   unseeded, like a client would): p50 / p99 per call. Target: p99 under 1 ms.
-3. One guard decision over 10,000 nodes with 4 containers each (`evaluate`, signals mode, a
-   tenth of the nodes spiking into their reserve). Target: under 1 s.
+   unseeded, like a client would): p50 / p99 per call. Target: p99 under 1 ms. `--only select`
+   runs it alone at `--classes` (default 1,000; issue 29): `select_classes_p99_ms_1000_classes`;
+   with `--only guard,select` it is timed again while a guard loop over `--nodes` ticks every
+   `--control-period` s in the same process (`..._guard_<k>k_ticking`: the loops running).
+3. The guard at `--nodes` (issue 29: 50,000; target under 1 s): the WHOLE loop tick
+   (`GuardLoopRig`: NodeRegistry, evaluate, actuator, action log and decision-log sink, class
+   states and the board, metrics; rm_overcommit, the default) — `guard_cycle_<k>k_nodes_seconds`
+   is the median wall time of `--ticks` steady-state ticks (pushed capacities applied, every
+   node's CPU moving), `_cpu_seconds` the tick thread's CPU time (less sensitive to a loaded
+   host), `guard_first_tick_*` the first tick (every node new), `guard_full_gc_*` the full
+   garbage collection between ticks (the telemetry poll that builds a snapshot pays it: untimed
+   in the tick); and `evaluate` alone on 4 containers per node, signals mode, a tenth of the nodes
+   spiking into their reserve (`guard_evaluate_<k>k_nodes_seconds`, the item before issue 29).
+       .venv/bin/python bench/harvesting.py --only guard,select --nodes 50000
 4. The reaction-time reserve fit (issue 16; models/reaction_margins.py) from raw samples of
    10,000 nodes × 7 days at 3 s (201,600 polls, 2.0e9 values, 8 GB as float32: streamed in
    blocks of 2,048 polls as the store yields them; one block of random-walk utilization is
@@ -26,6 +37,7 @@ Figures are medians over `--repeats` runs. Merges its keys into bench/results/ha
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -49,7 +61,7 @@ from harvester.decisions.class_selection import ClassState  # noqa: E402
 from harvester.decisions.guard import GuardContext, evaluate  # noqa: E402
 from harvester.decisions.reserve import ReserveTable  # noqa: E402
 from harvester.decisions.strategy import GuardStrategy, KillMechanism, NodeStrategy  # noqa: E402
-from harvester.domain import ClusterSnapshot, ContainerInfo, NodeSample, Resources  # noqa: E402
+from harvester.domain import ClusterSnapshot, ContainerInfo, NodeSample, Resources, SetNodeCapacity  # noqa: E402
 from harvester.models.margins import fit_margins  # noqa: E402
 from harvester.models.reaction_margins import PrimaryBlock, fit_reaction_margins  # noqa: E402
 from harvester.models.patterns import Pattern  # noqa: E402
@@ -94,13 +106,13 @@ def bench_classify(n: int, repeats: int) -> dict[str, float]:
     return {"classify_seconds": statistics.median(fits), "margins_seconds": statistics.median(margins), "classes": classes}
 
 
-def bench_select(calls: int, repeats: int) -> dict[str, float]:
+def bench_select(calls: int, repeats: int, n_classes: int = 100) -> dict[str, float]:
     patterns = list(Pattern)
     rng = np.random.default_rng(1)
     classes = tuple(
         ClassState(f"{patterns[i % 3].value}-{i}", patterns[i % 3], float(a), float(a + rng.uniform(0, 0.3)),
                    float(a + rng.uniform(-0.1, 0.1)), Resources(16 * 65536, 16 * 32), Resources(8192, 4), 0.1, nodes=16)
-        for i, a in enumerate(rng.uniform(0.05, 0.6, 100))
+        for i, a in enumerate(rng.uniform(0.05, 0.6, n_classes))
     )
     model = TenantClassModel(1, 0.0, tuple(UtilizationClass(c.class_id, c.pattern, c.average, c.peak, 1, 1.0) for c in classes),
                              tuple(TenantAssignment(f"t{i}", c.class_id, c.pattern, c.average, c.peak, 0.0, 0.0, 1)
@@ -162,6 +174,90 @@ def bench_guard(n_nodes: int, repeats: int) -> dict[str, float]:
     return {"seconds": statistics.median(times), "actions": actions}
 
 
+class GuardLoopRig:
+    """The guard LOOP at scale (issue 29): `guard_context`'s cluster behind the real tick —
+    NodeRegistry (tenant rules, baselines), the published class model and reserves, evaluate,
+    the recording actuator, the action log and decision-log sink (SQLite, in memory), the board
+    (class states for Algorithm 1) and the metrics. Between ticks the RM "applies" what was sent
+    (the next snapshot's node totals are the pushed capacities) and every node's CPU moves by a
+    random step, so a tick decides on new data like a live one; building that snapshot is not timed."""
+
+    def __init__(self, n_nodes: int, mechanism: KillMechanism = KillMechanism.RM_OVERCOMMIT, seed: int = 3) -> None:
+        from dataclasses import replace
+
+        from harvester.actuators.recording import RecordingActuator
+        from harvester.config_harvesting import HarvestingSettings
+        from harvester.decisions.strategy import guard_strategy
+        from harvester.history.sqlite import SqliteHistoryStore
+        from harvester.loop.guard import GuardTick
+        from harvester.loop.harvest_nodes import NodeRegistry
+
+        self._replace = replace
+        ctx = guard_context(n_nodes)
+        self.snap, self.now = ctx.snapshot, ctx.now
+        self.rng = np.random.default_rng(seed)
+        by_tenant: dict[str, list[str]] = {}
+        for nid, ns in ctx.nodes.items():
+            by_tenant.setdefault(ns.tenant, []).append(nid)
+        h = HarvestingSettings.model_validate({
+            "tenants": [{"tenant": t, "nodes": ids} for t, ids in by_tenant.items()],
+            "node_resources": {"physical_cores": 16, "vcores": 32, "memory_mb": 65536},
+            "guard": {"kill_mechanism": mechanism.value}})
+        store = SqliteHistoryStore(":memory:")
+        self.registry = NodeRegistry(store, h)
+        self.board = HarvestingBoard(Board())
+        patterns = list(Pattern)
+        classes = tuple(UtilizationClass(f"class-{k}", patterns[k % 3], 0.3, 0.5, 25, 1.0) for k in range(20))
+        self.board.publish_model(TenantClassModel(1, 0.0, classes, tuple(
+            TenantAssignment(t, c, patterns[int(c.split("-")[1]) % 3], 0.3, 0.5, 0.0, 0.0, 1)
+            for t, c in ctx.tenant_class.items())), ctx.reserves, {})
+        self.actuator = RecordingActuator()
+        self.tick_ = GuardTick(lambda: self.snap, self.registry, self.board, self.actuator, Metrics(CollectorRegistry()),
+                               guard_strategy(h, telemetry_stale_after_s=30.0), record=store.append_decisions)
+        self.registry.observe(self.snap)
+        self.k = 0
+
+    def advance(self, period_s: float = 5.0) -> None:
+        """The next snapshot: pushed capacities applied, CPU moved (untimed)."""
+        pushed = {a.node_id: a.resources for a in self.actuator.actions if isinstance(a, SetNodeCapacity)}
+        self.actuator.batches.clear()
+        cpu = self.rng.normal(0, 0.2, len(self.snap.nodes))
+        nodes = tuple(self._replace(n, time=n.time + period_s, total=pushed.get(n.node_id, n.total),
+                                    node_cpu_cores=float(np.clip(n.node_cpu_cores + d, 0.5, 16.0)))
+                      for n, d in zip(self.snap.nodes, cpu.tolist()))
+        self.snap = self._replace(self.snap, time=self.snap.time + period_s, nodes=nodes)
+        self.now += period_s
+        t0 = time.perf_counter()
+        gc.collect()  # the poll that built the snapshot pays for collecting the last one (reported apart)
+        self.gc_seconds = time.perf_counter() - t0
+
+    def tick(self) -> tuple[float, float, int]:
+        """One timed loop tick: (wall seconds, this thread's CPU seconds, actions sent)."""
+        t0, c0 = time.perf_counter(), time.thread_time()
+        result = self.tick_.tick(self.now)
+        return time.perf_counter() - t0, time.thread_time() - c0, int(result.summary.get("sent", 0))
+
+
+def bench_guard_loop(n_nodes: int, ticks: int, mechanism: KillMechanism = KillMechanism.RM_OVERCOMMIT
+                     ) -> dict[str, float]:
+    """The whole guard tick at `n_nodes`: the first (every node new, most send) and the median of
+    the `ticks` that follow (steady state: pushed capacities applied, CPU moving)."""
+    rig = GuardLoopRig(n_nodes, mechanism)
+    gc.collect()
+    first, first_cpu, first_sent = rig.tick()
+    times, cpus, sent, gcs = [], [], [], []
+    for _ in range(ticks):
+        rig.advance()
+        gcs.append(rig.gc_seconds)
+        seconds, cpu, n_sent = rig.tick()
+        times.append(seconds)
+        cpus.append(cpu)
+        sent.append(n_sent)
+    return {"first_tick_seconds": first, "first_tick_cpu_seconds": first_cpu, "first_tick_sent": first_sent,
+            "seconds": statistics.median(times), "cpu_seconds": statistics.median(cpus), "max_seconds": max(times),
+            "sent_median": statistics.median(sent), "full_gc_seconds": statistics.median(gcs)}
+
+
 def bench_reserve_fit(n_nodes: int, days: float, interval_s: float, block: int = 2048) -> dict[str, float]:
     """Item 4 of the module docstring: seconds and peak RSS (MB) of one fit."""
     import resource
@@ -203,12 +299,81 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--processes", type=int, default=2, help="simulation workers of item 5")
     ap.add_argument("--runs", type=Path, default=None, help="save and reuse item 5's runs here")
     ap.add_argument("--plot", type=Path, default=ROOT / "docs" / "evaluation" / "img" / "harvesting-premise-dial.png")
+    ap.add_argument("--only", default="", help="comma-separated items to run alone: guard (the loop tick at --nodes), "
+                    "select (SelectClasses at --classes); merged into the JSON like the others")
+    ap.add_argument("--classes", type=int, default=1000, help="classes of the SelectClasses item of --only select")
+    ap.add_argument("--control-period", type=float, default=5.0,
+                    help="with --only guard,select: SelectClasses is timed again while the guard ticks this often")
+    ap.add_argument("--ticks", type=int, default=8, help="steady-state guard ticks timed after the first (--only guard)")
     args = ap.parse_args(argv)
     command = " ".join(["python", "bench/harvesting.py", *(argv if argv is not None else sys.argv[1:])])
+    if args.only:
+        return write_merged(args.out, command, only_figures(args), {}, label=f"only:{args.only}")
     if args.mechanism_only:
         return write_merged(args.out, command, mechanism_figures(args), {})
     result = benchmarks(args)
     return write_merged(args.out, command, {**result.pop("figures"), **mechanism_figures(args)}, result)
+
+
+def guard_figures(n_nodes: int, ticks: int, repeats: int) -> dict[str, object]:
+    """Issue 29's guard figures at `n_nodes`: the whole loop tick (GuardLoopRig: steady-state
+    median, its CPU, the first tick, the full collection between ticks) and `evaluate` alone on
+    `guard_context` (signals mode, the item before issue 29)."""
+    k = f"{n_nodes // 1000}k"
+    loop = bench_guard_loop(n_nodes, ticks)
+    alone = bench_guard(n_nodes, repeats)
+    out = {
+        f"guard_cycle_{k}_nodes_seconds": loop["seconds"],
+        f"guard_cycle_{k}_nodes_cpu_seconds": loop["cpu_seconds"],
+        f"guard_cycle_{k}_nodes_max_seconds": loop["max_seconds"],
+        f"guard_cycle_{k}_nodes_sent_median": loop["sent_median"],
+        f"guard_first_tick_{k}_nodes_seconds": loop["first_tick_seconds"],
+        f"guard_first_tick_{k}_nodes_sent": loop["first_tick_sent"],
+        f"guard_full_gc_{k}_nodes_seconds": loop["full_gc_seconds"],
+        f"guard_evaluate_{k}_nodes_seconds": alone["seconds"],
+        f"guard_evaluate_{k}_nodes_actions": alone["actions"],
+        "load_average_1min": os.getloadavg()[0],
+    }
+    for key, v in out.items():
+        print(f"{key:42} {v:>10.4g}", flush=True)
+    return out
+
+
+def only_figures(args: argparse.Namespace) -> dict[str, object]:
+    """`--only guard,select`: issue 29's items alone, without the heavy others."""
+    items = {x.strip() for x in args.only.split(",") if x.strip()}
+    unknown = items - {"guard", "select"}
+    if unknown:
+        raise SystemExit(f"--only: unknown items {sorted(unknown)} (guard, select)")
+    figures: dict[str, object] = {}
+    if "select" in items:
+        select = bench_select(args.calls, args.repeats, args.classes)
+        figures[f"select_classes_p50_ms_{args.classes}_classes"] = select["p50_ms"]
+        figures[f"select_classes_p99_ms_{args.classes}_classes"] = select["p99_ms"]
+    if "guard" in items:
+        figures.update(guard_figures(args.nodes, args.ticks, args.repeats))
+    if "select" in items and "guard" in items:  # "while the loops run": the guard ticks in the same process
+        import threading
+
+        rig, stop = GuardLoopRig(args.nodes), threading.Event()
+        rig.tick()
+
+        def guard_loop() -> None:
+            while not stop.wait(args.control_period):
+                rig.advance()
+                rig.tick()
+
+        loop = threading.Thread(target=guard_loop, daemon=True)
+        loop.start()
+        try:
+            select = bench_select(args.calls, args.repeats, args.classes)
+        finally:
+            stop.set()
+            loop.join()
+        key = f"{args.classes}_classes_guard_{args.nodes // 1000}k_ticking"
+        figures[f"select_classes_p50_ms_{key}"] = select["p50_ms"]
+        figures[f"select_classes_p99_ms_{key}"] = select["p99_ms"]
+    return figures
 
 
 def mechanism_figures(args: argparse.Namespace) -> dict[str, object]:
@@ -236,7 +401,8 @@ def mechanism_figures(args: argparse.Namespace) -> dict[str, object]:
     return figures
 
 
-def write_merged(out: Path, command: str, figures: dict[str, object], extra: dict[str, object]) -> int:
+def write_merged(out: Path, command: str, figures: dict[str, object], extra: dict[str, object],
+                 label: str | None = None) -> int:
     """Merge into the existing JSON: figures key by key, other top-level keys replaced."""
     try:
         old = json.loads(out.read_text()) if out.exists() else {}
@@ -246,7 +412,7 @@ def write_merged(out: Path, command: str, figures: dict[str, object], extra: dic
     result["figures"] = {**old.get("figures", {}), **figures}
     result.setdefault("commands", {})
     parts = [k for k in ("premise_dial", "premise_real_traces") if k in figures]
-    result["commands"]["+".join(["all" if extra else "mechanism", *parts])] = command
+    result["commands"][label or "+".join(["all" if extra else "mechanism", *parts])] = command
     for k in ("mechanism_yarn_h_vs_pt_job_time_ratio", "mechanism_yarn_h_vs_pt_kills_ratio"):
         if k in figures:
             result[k] = figures[k]
@@ -264,7 +430,7 @@ def benchmarks(args: argparse.Namespace) -> dict[str, object]:
     """Items 1-4 (timed)."""
     classify = bench_classify(args.tenants, args.repeats)
     select = bench_select(args.calls, args.repeats)
-    guard = bench_guard(args.nodes, max(args.repeats, 5))
+    guard = guard_figures(args.nodes, args.ticks, max(args.repeats, 5))  # the loop tick; evaluate alone apart
     reserve = bench_reserve_fit(args.nodes, args.reserve_days, 3.0)  # once: it is the largest
     figures = {
         f"classify_{args.tenants}_tenants_seconds": classify["classify_seconds"],
@@ -272,8 +438,8 @@ def benchmarks(args: argparse.Namespace) -> dict[str, object]:
         "classes_fitted": classify["classes"],
         "select_classes_p50_ms": select["p50_ms"],
         "select_classes_p99_ms": select["p99_ms"],
-        f"guard_cycle_{args.nodes // 1000}k_nodes_seconds": guard["seconds"],
-        "guard_cycle_actions": guard["actions"],
+        **guard,
+        "guard_cycle_actions": guard[f"guard_evaluate_{args.nodes // 1000}k_nodes_actions"],
         f"reserve_fit_{args.nodes // 1000}k_nodes_{args.reserve_days:g}d_3s_seconds": reserve["seconds"],
         "reserve_fit_peak_rss_mb": reserve["peak_rss_mb"],
         "reserve_fit_values": reserve["values"],

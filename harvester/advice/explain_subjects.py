@@ -14,7 +14,7 @@ Jockey's, advice/explain_reservation.py) — advice/explain.py says how.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from harvester.advice.explain_job import ABOUT as JOB_ABOUT
 from harvester.advice.explain_job import SEARCHED as JOB_SEARCHED
@@ -25,6 +25,7 @@ from harvester.advice.explain_reservation import SEARCHED as RESERVATION_SEARCHE
 from harvester.advice.explain_reservation import explain_reservation, known_reservations
 from harvester.advice.explain import Explainers, ExplainSources, levers, setting, subject_doc
 from harvester.decisions.guard import NodeView
+from harvester.decisions.guard_table import NodeViews
 from harvester.decisions.reserve import resolve_reserves
 from harvester.decisions.strategy import reserve_policy
 from harvester.domain import Resources
@@ -45,9 +46,14 @@ def builtin_explainers() -> Explainers:
     return e
 
 
+def _node_ids(views: Sequence[NodeView]) -> list[str]:
+    """The ids of the guard's views without building them (NodeViews keeps them as a column)."""
+    return list(views.node_ids) if isinstance(views, NodeViews) else [v.node_id for v in views]
+
+
 def known_nodes(s: ExplainSources) -> list[str]:
     """Nodes the guard sees now (sidecar) and nodes with stored samples."""
-    live = [] if s.live is None or s.live.harvesting.guard is None else [v.node_id for v in s.live.harvesting.guard.nodes]
+    live = [] if s.live is None or s.live.harvesting.guard is None else _node_ids(s.live.harvesting.guard.nodes)
     left_out = [] if s.live is None else list(s.live.guard.left_out)
     return [*live, *left_out, *s.store.node_ids()]
 
@@ -100,7 +106,8 @@ def explain_node(s: ExplainSources, node_id: str, limit: int) -> dict[str, Any] 
     live = s.live
     view = None
     if live is not None and live.harvesting.guard is not None:
-        view = next((v for v in live.harvesting.guard.nodes if v.node_id == node_id), None)
+        views = live.harvesting.guard.nodes
+        view = views.get(node_id) if isinstance(views, NodeViews) else next((v for v in views if v.node_id == node_id), None)
     left_out = None if live is None else live.guard.left_out.get(node_id)
     if view is None and not decisions and left_out is None:
         return None

@@ -40,8 +40,6 @@ Classes are considered in class-id order so the input order never changes a seed
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import math
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -160,50 +158,58 @@ def characterize(
     return JobDemand(job_name, job_type, req, container, f"{type_why}; {req_why}")
 
 
+#: Pattern → column of the weight table (`ClassTable.pattern_code`).
+PATTERN_CODE = {p: k for k, p in enumerate(Pattern)}
+
+
 @dataclass(frozen=True, eq=False)
 class ClassTable:
-    """Classes sorted by id with their numbers in flat tuples: built once when the classes'
-    current state is published (each guard period), read by every SelectClasses, so a request
-    does no sorting and no attribute lookups (~35 µs for 100 classes, bench/harvesting.py)."""
+    """Classes sorted by id with their numbers in arrays: built once when the classes' current
+    state is published (each guard period), read by every SelectClasses, so a request does no
+    sorting, no attribute lookup and no Python loop over the classes (issue 29: 1,000 classes)."""
 
     classes: tuple[ClassState, ...]
-    pattern: tuple[Pattern, ...]
-    average: tuple[float, ...]
-    peak: tuple[float, ...]
-    current: tuple[float, ...]
-    capacity_vcores: tuple[float, ...]
-    allocated_vcores: tuple[float, ...]
-    reserve: tuple[float, ...]
-    memory_free_mb: tuple[float | None, ...]
+    pattern_code: np.ndarray     # PATTERN_CODE of each class's pattern
+    average: np.ndarray
+    peak: np.ndarray
+    current: np.ndarray
+    capacity_vcores: np.ndarray
+    allocated_vcores: np.ndarray
+    reserve: np.ndarray
+    memory_free_mb: np.ndarray   # NaN: memory not limiting (None)
 
     @staticmethod
     def of(classes: Sequence[ClassState]) -> ClassTable:
         o = tuple(sorted(classes, key=lambda c: c.class_id))
+
+        def col(values: Sequence[object], dtype: type = np.float64) -> np.ndarray:
+            out = np.array(values, dtype).reshape(len(o))
+            out.flags.writeable = False
+            return out
+
         return ClassTable(
-            o, tuple(c.pattern for c in o), tuple(c.average for c in o), tuple(c.peak for c in o),
-            tuple(c.current for c in o), tuple(float(c.capacity.vcores) for c in o),
-            tuple(float(c.allocated.vcores) for c in o), tuple(c.reserve_fraction for c in o),
-            tuple(c.memory_free_mb for c in o),
+            o, col([PATTERN_CODE[c.pattern] for c in o], np.int64), col([c.average for c in o]),
+            col([c.peak for c in o]), col([c.current for c in o]), col([c.capacity.vcores for c in o]),
+            col([c.allocated.vcores for c in o]), col([c.reserve_fraction for c in o]),
+            col([np.nan if c.memory_free_mb is None else c.memory_free_mb for c in o]),
         )
 
 
-def _rooms(job: JobDemand, t: ClassTable) -> tuple[list[float], list[int]]:
-    """`headroom_fraction` and `headroom_containers` over a whole table (same formulas)."""
+def _rooms(job: JobDemand, t: ClassTable) -> tuple[np.ndarray, np.ndarray]:
+    """`headroom_fraction` and `headroom_containers` over a whole table (same formulas, elementwise)."""
     if job.job_type is JobType.SHORT:
         used = t.current
     elif job.job_type is JobType.MEDIUM:
-        used = [a if a > c else c for a, c in zip(t.average, t.current)]
+        used = np.where(t.average > t.current, t.average, t.current)
     else:
-        used = [p if p > c else c for p, c in zip(t.peak, t.current)]
-    fracs = [0.0 if u >= 1.0 else (1.0 if u <= 0.0 else 1.0 - u) for u in used]
+        used = np.where(t.peak > t.current, t.peak, t.current)
+    fracs = np.where(used >= 1.0, 0.0, np.where(used <= 0.0, 1.0, 1.0 - used))
     vc, mb = job.container.vcores, job.container.memory_mb
-    rooms = []
-    for h, r, cap, alloc, mem in zip(fracs, t.reserve, t.capacity_vcores, t.allocated_vcores, t.memory_free_mb):
-        n = math.floor(((h - r) * cap - alloc) / vc + 1e-9)
-        if mem is not None:
-            n = min(n, math.floor(mem / mb + 1e-9))
-        rooms.append(n if n > 0 else 0)
-    return fracs, rooms
+    n = np.floor(((fracs - t.reserve) * t.capacity_vcores - t.allocated_vcores) / vc + 1e-9)
+    mem = t.memory_free_mb
+    with np.errstate(invalid="ignore"):
+        n = np.where(np.isnan(mem), n, np.minimum(n, np.floor(mem / mb + 1e-9)))
+    return fracs, np.maximum(n, 0).astype(np.int64)
 
 
 def select_classes(
@@ -222,30 +228,32 @@ def select_classes(
     table = classes if isinstance(classes, ClassTable) else ClassTable.of(classes)
     ordered = table.classes
     w_type = weights[job.job_type]
+    w_pattern = np.array([float(w_type.get(p, 0.0)) for p in Pattern])
     fracs, rooms = _rooms(job, table)
-    weighted = [room * float(w_type.get(p, 0.0)) for room, p in zip(rooms, table.pattern)]  # line 6
+    weighted = rooms * w_pattern[table.pattern_code]  # line 6
     req = job.required_containers
     head = f"{job.reason}; need {req} × <{job.container.memory_mb} MB, {job.container.vcores} vc>"
 
     def choice(i: int, n: int) -> ClassChoice:
         c = ordered[i]
-        return ClassChoice(c.class_id, c.pattern, c.average, c.peak, c.current, fracs[i], rooms[i], weighted[i], n)
+        return ClassChoice(c.class_id, c.pattern, c.average, c.peak, c.current, float(fracs[i]), int(rooms[i]),
+                           float(weighted[i]), n)
 
-    fits = [i for i, (room, w) in enumerate(zip(rooms, weighted)) if room >= req and w > 0]  # line 8
-    if fits:  # lines 9–11
+    fits = np.flatnonzero((rooms >= req) & (weighted > 0))  # line 8
+    if len(fits):  # lines 9–11
         i, p = _draw(fits, weighted, rng)
         why = (f"{head}; {len(fits)}/{len(ordered)} classes fit alone (line 8); picked {ordered[i].class_id} "
                f"with p={p:.2f} (room {rooms[i]} × weight {w_type.get(ordered[i].pattern, 0.0):g}) (line 10)")
         return Selection(job.job_type, req, (choice(i, req),), why, model_version)
-    pool = [i for i, w in enumerate(weighted) if w > 0]
-    combined = sum(rooms[i] for i in pool)
+    pool = np.flatnonzero(weighted > 0)
+    combined = int(rooms[pool].sum())
     if combined >= req:  # lines 12–14
         picked: list[ClassChoice] = []
         remaining = req
         while remaining > 0:
             i, _ = _draw(pool, weighted, rng)
-            pool.remove(i)
-            n = min(rooms[i], remaining)
+            pool = pool[pool != i]
+            n = min(int(rooms[i]), remaining)
             picked.append(choice(i, n))
             remaining -= n
         why = (f"{head}; no class fits alone, {combined} containers of room in {len(pool) + len(picked)} classes "
@@ -255,10 +263,11 @@ def select_classes(
     return Selection(job.job_type, req, (), why, model_version)
 
 
-def _draw(candidates: list[int], weighted: list[float], rng: np.random.Generator) -> tuple[int, float]:
-    """One index from `candidates` with probability ∝ weighted[i]; returns it and its p."""
-    cum = list(itertools.accumulate(weighted[i] for i in candidates))
-    total = cum[-1]
-    k = min(bisect.bisect_right(cum, rng.random() * total), len(candidates) - 1)
-    i = candidates[k]
-    return i, weighted[i] / total
+def _draw(candidates: np.ndarray, weighted: np.ndarray, rng: np.random.Generator) -> tuple[int, float]:
+    """One index from `candidates` with probability ∝ weighted[i]; returns it and its p (the
+    cumulative sum runs in candidate order, as a sequential sum would)."""
+    cum = np.cumsum(weighted[candidates])
+    total = float(cum[-1])
+    k = min(int(np.searchsorted(cum, rng.random() * total, side="right")), len(candidates) - 1)
+    i = int(candidates[k])
+    return i, float(weighted[i]) / total

@@ -71,36 +71,40 @@ Fail safe (never act on what we cannot see):
   set every demo node to 0 for a minute.)
 Every action carries its formula as its reason and the time of the node sample it was decided
 from (`data_at`): the actuator drops it when that is older than the staleness limit at sending.
+
+Scale (issue 29: one sidecar, 50,000 nodes, a 1-s control period): the decision runs on node
+ARRAYS — the formula and the kill limit (`_Formula`, their one definition), the consent of an
+increase, the quiet kill plan (nothing to shed, no kill in flight), coverage and the arbiter —
+and Python runs per node only where something happens: `plan_kills` for a node that must shed
+(with only that node's kills in flight: the pass over every kill per node made a tick
+O(nodes × kills)), `_unknown` for a node without utilization, each update sent. Views and memos
+are columns (decisions/guard_table.py) built into objects when read, with the same text
+(`harvester explain node`). tests/property/test_guard_array_agreement.py holds the array
+decision to the per-node one it replaced, on random clusters over chained ticks.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from operator import attrgetter
 from dataclasses import dataclass, field
-from typing import Mapping, NamedTuple
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from harvester.decisions.arbiter import LABELS, RATE_LIMIT, ZERO, Proposals, PushRecord, arbitrate, lower, ruling_note
-from harvester.decisions.guard_kills import kill_limit, plan_kills
+from harvester.decisions.guard_kills import cut_timeout, floor_is_allocation, plan_kills
+from harvester.decisions.guard_table import MemoTable, NodeColumns, NodeMemo, NodeView, NodeViews, gather_memos, render
 from harvester.decisions.kills import KillRecord
 from harvester.decisions.reserve import ReserveTable
-from harvester.decisions.strategy import GuardStrategy, NodeStrategy
+from harvester.decisions.strategy import GuardStrategy, KillMechanism, NodeStrategy
 from harvester.domain import Action, ClusterSnapshot, ContainerInfo, ContainerState, KillContainer, NodeSample, Resources, SetNodeCapacity
-from harvester.models.tenant_series import primary_cpu_cores
+from harvester.models.tenant_series import primary_cpu_cores_array
+
+__all__ = ["GuardContext", "GuardDecision", "NodeMemo", "NodeView", "decide", "evaluate"]
 
 RISE_FRACTION = 0.01  # a primary rise counts for coverage from 1 % of the node's cores
-
-
-class NodeMemo(NamedTuple):
-    """What one decision saw of a node, kept by the loop for the next (confirmation, coverage,
-    how long its utilization has been unknown)."""
-
-    target: Resources           # the capacity this decision allowed (a later increase needs it)
-    primary_cpu_cores: float    # NaN: utilization unknown at this decision
-    allocated: Resources
-    seen_at: float = -math.inf  # time of the node's newest sample WITH utilization (-inf: long ago)
 
 
 @dataclass(frozen=True)
@@ -119,41 +123,23 @@ class GuardContext:
     previous: Mapping[str, NodeMemo] = field(default_factory=dict)
 
 
-class NodeView(NamedTuple):
-    """The guard's view of one node (served by ListNodeCapacities); `reason` is rendered on read.
-    (A NamedTuple: one per node per tick.)"""
-
-    node_id: str
-    tenant: str
-    class_id: str
-    total: Resources
-    harvestable: Resources | None
-    primary_cpu_cores: float | None
-    reserve_cpu_cores: float
-    stale: bool
-    why: str | tuple   # the reason, or the formula's numbers (rendered on read: thousands per tick)
-    outcome: str
-    capacity_after: Resources | None = None
-    kills: int = 0
-
-    @property
-    def reason(self) -> str:
-        return self.why if isinstance(self.why, str) else _render(self.why)
-
-
 @dataclass(frozen=True)
 class GuardDecision:
     as_of: float
     actions: tuple[Action, ...]
-    nodes: tuple[NodeView, ...]
+    nodes: Sequence[NodeView]   # a `NodeViews` (built on read) from `evaluate`, any sequence of views otherwise
     memos: Mapping[str, NodeMemo] = field(default_factory=dict)
     coverage: Mapping[str, tuple[int, int]] = field(default_factory=dict)   # class → (rises, absorbed)
     am_kills: tuple[tuple[str, str], ...] = ()                             # (node, reason) of last resorts
 
     def harvested_vcores_by_node(self) -> dict[str, int]:
+        if isinstance(self.nodes, NodeViews):
+            return self.nodes.harvested_vcores_by_node()
         return {v.node_id: v.capacity_after.vcores for v in self.nodes if v.capacity_after is not None}
 
     def harvested_vcores_by_class(self) -> dict[str, int]:
+        if isinstance(self.nodes, NodeViews):
+            return self.nodes.harvested_vcores_by_class()
         out: Counter[str] = Counter()
         for v in self.nodes:
             if v.capacity_after is not None:
@@ -162,6 +148,8 @@ class GuardDecision:
 
     def outcomes(self) -> dict[str, int]:
         """Counts by outcome label (sent:<label>, skipped:<label>, stale:<why>)."""
+        if isinstance(self.nodes, NodeViews):
+            return self.nodes.outcomes()
         return dict(Counter(v.outcome for v in self.nodes))
 
     def kills_by_reason(self) -> dict[str, int]:
@@ -179,114 +167,270 @@ def decide(ctx: GuardContext) -> list[Action]:
     return list(evaluate(ctx).actions)
 
 
-@dataclass(slots=True)
-class _Seen:
-    """What the guard worked out for a node before the arbiter ruled (for its view)."""
-
-    ns: NodeStrategy
-    class_id: str
-    target: Resources | None
-    primary: float | None
-    reserve_cores: float
-    why: str | tuple
-    kills: int
-
-
-def _node_containers(snap: ClusterSnapshot) -> tuple[dict[str, list[ContainerInfo]], dict[str, Resources]]:
-    """Live containers per node, and the ApplicationMasters' allocation per node (listed containers
-    flagged AM, or the apps list's AMs when containers are not listed)."""
+def _node_containers(snap: ClusterSnapshot, wanted: set[str]
+                     ) -> tuple[dict[str, list[ContainerInfo]], dict[str, Resources]]:
+    """Live containers per node of `wanted`, and the ApplicationMasters' allocation per node
+    (listed containers flagged AM, or the apps list's AMs when containers are not listed)."""
     by_node: dict[str, list[ContainerInfo]] = {}
     ams: dict[str, Resources] = {}
     seen: set[str] = set()
     for c in snap.containers:
-        if c.state is not ContainerState.COMPLETE:
+        if c.node_id in wanted and c.state is not ContainerState.COMPLETE:
             by_node.setdefault(c.node_id, []).append(c)
             if c.is_am:
                 seen.add(c.container_id)
                 ams[c.node_id] = ams.get(c.node_id, ZERO) + c.resources
     for c in snap.am_containers:
-        if c.container_id not in seen and c.state is not ContainerState.COMPLETE:
+        if c.node_id in wanted and c.container_id not in seen and c.state is not ContainerState.COMPLETE:
             ams[c.node_id] = ams.get(c.node_id, ZERO) + c.resources
     return by_node, ams
 
 
+_ABSENT = NodeSample("", -math.inf, "", "", "", ZERO, ZERO, 0, None, None, None, None)
+
+
+def _col(items: Sequence[object], attr: str, dtype=np.float64) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """One attribute (dotted) of every item; None reads NaN in a float column."""
+    return np.array(list(map(attrgetter(attr), items)), dtype)
+
+
+class _Formula:
+    """The capacity formula of the module docstring and the kill limit (decisions/guard_kills.py),
+    over every node at once: the one definition of both. NaN primary → meaningless rows (masked)."""
+
+    def __init__(self, s: GuardStrategy, phys: np.ndarray, cap_mb: np.ndarray, cap_vc: np.ndarray, host: np.ndarray,
+                 primary: np.ndarray, reserve: np.ndarray, node_mem: np.ndarray, cont_mem: np.ndarray) -> None:
+        with np.errstate(invalid="ignore"):
+            self.ratio = cap_vc / phys
+            cores = phys - primary - reserve
+            vc = np.minimum(cap_vc, np.maximum(0.0, np.floor(cores * self.ratio + 1e-9)))
+            self.mem_known = ~np.isnan(host) & ~np.isnan(node_mem)
+            self.p_mem = np.maximum(0.0, node_mem - cont_mem)
+            self.r_mem = s.memory_reserve_fraction * host
+            self.free = host - self.p_mem - self.r_mem
+            mem = np.where(self.mem_known, np.minimum(cap_mb, np.maximum(0.0, np.floor(self.free))), cap_mb)
+            known = ~np.isnan(primary)
+            self.target_vc = np.where(known, vc, 0).astype(np.int64)
+            self.target_mb = np.where(known, mem, 0).astype(np.int64)
+            if s.kill_when == "reserve_used":  # kill as soon as the target is exceeded
+                self.limit_mb, self.limit_vc = self.target_mb, self.target_vc
+            else:  # kill only what the primary needs: cores − primary, host RAM − primary memory
+                lvc = np.minimum(cap_vc, np.maximum(0.0, np.floor((phys - primary) * self.ratio + 1e-9)))
+                lmb = np.where(self.mem_known, np.minimum(cap_mb, np.maximum(0.0, np.floor(host - self.p_mem))),
+                               self.target_mb)
+                self.limit_vc = np.where(known, lvc, 0).astype(np.int64)
+                self.limit_mb = np.where(known, lmb, 0).astype(np.int64)
+
+
 def evaluate(ctx: GuardContext) -> GuardDecision:
-    """Propose per node (formula, victims, floor), let the arbiter rule, and explain each node."""
+    """Propose per node (formula, victims, floor), let the arbiter rule, and explain each node.
+
+    The formula, the quiet case of the kill plan (nothing to shed, no kill in flight), the
+    increase's confirmation, coverage and the arbiter run on arrays over all nodes; Python runs
+    per node only where something happens: a node that must shed (`plan_kills`), a node without
+    utilization (`_unknown`), a capacity update sent, and each view or memo when it is read.
+    """
     snap, s, now = ctx.snapshot, ctx.strategy, ctx.now
-    views: list[NodeView] = []
     if snap is None or now - snap.time > s.stale_after_s:
         why = "no telemetry yet" if snap is None else f"telemetry {now - snap.time:.0f}s old > {s.stale_after_s:g}s"
-        for ns in ctx.nodes.values():
-            views.append(_stale_view(ns, ctx, why, "stale:snapshot"))
-        return GuardDecision(now, (), tuple(views))
-    samples = {n.node_id: n for n in snap.nodes}
-    by_node, ams_by_node = _node_containers(snap)
-    proposals: list[_Proposal] = []
-    pending: dict[str, _Seen] = {}
-    memos: dict[str, NodeMemo] = {}
+        return GuardDecision(now, (), tuple(_stale_view(ns, ctx, why, "stale:snapshot") for ns in ctx.nodes.values()))
+    ids = tuple(ctx.nodes)
+    nss = tuple(ctx.nodes.values())
+    n = len(ids)
+    tenant_class = ctx.tenant_class
+    class_ids = [tenant_class.get(ns.tenant, "") for ns in nss]
+    fractions = {c: ctx.reserves.fraction(c or None) for c in set(class_ids)}
+    frac = np.fromiter((fractions[c] for c in class_ids), np.float64, n)
+    phys = _col(nss, 'physical_cores')
+    cap_mb = _col(nss, 'capacity.memory_mb', np.int64)
+    cap_vc = _col(nss, 'capacity.vcores', np.int64)
+    host = _col(nss, 'host_memory_mb')
+    reserve = frac * phys
+
+    by_id = {x.node_id: x for x in snap.nodes}
+    found = [by_id.get(x) for x in ids]
+    smp = [_ABSENT if x is None else x for x in found]
+    t = _col(smp, 'time')
+    present = np.fromiter((x is not None for x in found), bool, n)
+    running = np.array([x.state == "RUNNING" for x in smp], bool)
+    fresh = present & running & ~(now - t > s.stale_after_s)
+    tot_mb, tot_vc = _col(smp, 'total.memory_mb', np.int64), _col(smp, 'total.vcores', np.int64)
+    used_mb, used_vc = _col(smp, 'used.memory_mb', np.int64), _col(smp, 'used.vcores', np.int64)
+    node_mem = _col(smp, 'node_memory_mb')
+    primary = primary_cpu_cores_array(_col(smp, 'node_cpu_cores'),
+                                      _col(smp, 'containers_cpu_vcores'), node_mem, phys, cap_vc, tot_vc)
+    primary[~fresh] = np.nan
+    known = fresh & ~np.isnan(primary)
+    f = _Formula(s, phys, cap_mb, cap_vc, host, primary, reserve, node_mem,
+                 np.nan_to_num(_col(smp, 'containers_memory_mb')))
+
+    # an increase needs the previous fresh sample's consent (module docstring)
+    has_prev, prev_mb, prev_vc, prev_primary, prev_alloc_vc, _ = gather_memos(ctx.previous, ids)
+    bound_mb = np.maximum(tot_mb, np.where(has_prev, prev_mb, tot_mb))
+    bound_vc = np.maximum(tot_vc, np.where(has_prev, prev_vc, tot_vc))
+    held = known & ((f.target_mb > bound_mb) | (f.target_vc > bound_vc))
+    want_mb, want_vc = np.minimum(f.target_mb, bound_mb), np.minimum(f.target_vc, bound_vc)
+
+    # the kill plan: vectorised where nothing is shed and no kill is in flight, `plan_kills` elsewhere
+    in_flight: dict[str, dict[str, KillRecord]] = {}
+    for cid, rec in ctx.kills.items():
+        in_flight.setdefault(rec.node_id, {})[cid] = rec
+    fits = (used_mb <= f.limit_mb) & (used_vc <= f.limit_vc)
+    if s.kill_mechanism is not KillMechanism.RM_OVERCOMMIT and in_flight:
+        fits &= np.fromiter((x not in in_flight for x in ids), bool, n)
+    shed = np.flatnonzero(known & ~fits).tolist()
+    quiet_ams = not floor_is_allocation(s) and s.am_floor   # the quiet floor is then the AMs' allocation
+    by_node, ams_by_node = _node_containers(snap, set(ids) if quiet_ams else {ids[i] for i in shed})
+    timeout = cut_timeout(s)
+    if floor_is_allocation(s):
+        floor_mb, floor_vc = used_mb.copy(), used_vc.copy()
+    elif s.am_floor:
+        ams = [ams_by_node.get(x, ZERO) for x in ids]
+        floor_mb, floor_vc = _col(ams, 'memory_mb', np.int64), _col(ams, 'vcores', np.int64)
+    else:
+        floor_mb, floor_vc = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    timeouts = np.full(n, timeout, np.int64)
+    killing = np.zeros(n, bool)
+    kills: dict[int, tuple[KillContainer, ...]] = {}
+    notes: dict[int, str] = {}
+    am_kills: list[tuple[str, str]] = []
+    for i in shed:
+        x, ns = smp[i], nss[i]
+        target = Resources(int(f.target_mb[i]), int(f.target_vc[i]))
+        plan = plan_kills(s, now, ctx.stimulus_id, in_flight.get(ids[i], {}), ns, x, target,
+                          Resources(int(f.limit_mb[i]), int(f.limit_vc[i])), float(reserve[i]), by_node.get(ids[i], []),
+                          ams_by_node.get(ids[i], ZERO), snap.containers_complete)
+        killing[i] = plan.cut_to is not None and not x.used.fits_in(plan.cut_to) or bool(plan.kills)
+        if plan.am_kill:
+            am_kills.append((ids[i], plan.am_kill))
+        if plan.cut_to is not None:  # a cut to what the primary leaves never raises past the consent either
+            want_mb[i], want_vc[i] = min(plan.cut_to.memory_mb, bound_mb[i]), min(plan.cut_to.vcores, bound_vc[i])
+        floor_mb[i], floor_vc[i], timeouts[i] = plan.floor.memory_mb, plan.floor.vcores, plan.timeout
+        kills[i], notes[i] = plan.kills, plan.note
+
+    with np.errstate(invalid="ignore"):
+        rise = known & has_prev & (prev_alloc_vc > 0) & (primary - prev_primary >= RISE_FRACTION * phys)
     rises: Counter[str] = Counter()
     absorbed: Counter[str] = Counter()
-    am_kills: list[tuple[str, str]] = []
-    fraction, tenant_class, previous = ctx.reserves.fraction, ctx.tenant_class, ctx.previous
-    for node_id, ns in ctx.nodes.items():
-        sample = samples.get(node_id)
-        if sample is None:
-            views.append(_stale_view(ns, ctx, "not in the last snapshot", "stale:missing"))
-            continue
-        if sample.state != "RUNNING" or now - sample.time > s.stale_after_s:
-            why = f"node {sample.state}" if sample.state != "RUNNING" else f"sample {now - sample.time:.0f}s old"
-            views.append(_stale_view(ns, ctx, why, "stale:node"))
-            continue
-        class_id = tenant_class.get(ns.tenant, "")
-        frac = fraction(class_id or None)
-        reserve_cores = frac * ns.physical_cores
-        primary = primary_cpu_cores(sample, ns.physical_cores, ns.capacity.vcores)
-        prev = previous.get(node_id)
-        if primary is None:
-            memos[node_id], why, freeze = _unknown(sample, prev, now, s)
-            if freeze is not None:
-                proposals.append(_Proposal(node_id, freeze, sample.total, sample.used, freeze, ns.capacity, -1,
-                                           why, (), True, sample.time))
-            pending[node_id] = _Seen(ns, class_id, None, None, reserve_cores, why, 0)
-            continue
-        target, formula = _harvestable(ns, sample, primary, reserve_cores, frac, class_id, s)
-        used, total = sample.used, sample.total
-        memos[node_id] = NodeMemo(target, primary, used, sample.time)
-        # an increase needs the previous fresh sample's consent (module docstring)
-        consent = prev.target if prev is not None else total
-        bound = Resources(max(total.memory_mb, consent.memory_mb), max(total.vcores, consent.vcores))
-        proposed = target if target.fits_in(bound) else lower(target, bound)
-        held = "" if proposed is target else (
-            "; increase held: first sample of the node, unconfirmed" if prev is None else
-            "; increase held: first sample with utilization, unconfirmed" if math.isnan(prev.primary_cpu_cores) else
-            f"; increase held to <{proposed.memory_mb} MB, {proposed.vcores} vc> (the previous sample's target)")
-        limit = kill_limit(ns, sample, primary, target, s)
-        plan = plan_kills(s, now, ctx.stimulus_id, ctx.kills, ns, sample, target, limit, reserve_cores,
-                          by_node.get(node_id, []), ams_by_node.get(node_id, ZERO), snap.containers_complete)
-        killing = plan.cut_to is not None and not used.fits_in(plan.cut_to) or bool(plan.kills)
-        if prev is not None and prev.allocated.vcores > 0 and primary - prev.primary_cpu_cores >= RISE_FRACTION * ns.physical_cores:
-            rises[class_id] += 1
-            absorbed[class_id] += not killing
-        if plan.am_kill:
-            am_kills.append((node_id, plan.am_kill))
-        note = plan.note
-        why = formula + (held + (f"; {note}" if note else ""),)
-        # a cut to what the primary leaves never raises past the consent either
-        proposals.append(_Proposal(node_id, lower(plan.cut_to, bound) if plan.cut_to is not None else proposed, total,
-                                   used, plan.floor, ns.capacity, plan.timeout, why, plan.kills, False, sample.time))
-        pending[node_id] = _Seen(ns, class_id, target, primary, reserve_cores, why, len(plan.kills))
-    actions, outcomes = _rule(proposals, ctx)
-    for node_id, seen in pending.items():
-        o = outcomes.get(node_id)
-        outcome = "stale:no_utilization" if o is None else f"{'sent' if o[0] else 'skipped'}:{o[1]}"
-        note = "" if o is None else o[3]
-        why = seen.why if not note else (seen.why + f" [{note}]" if isinstance(seen.why, str) else seen.why + (f" [{note}]",))
-        views.append(NodeView(
-            node_id, seen.ns.tenant, seen.class_id, seen.ns.capacity, seen.target, seen.primary, seen.reserve_cores,
-            seen.target is None, why, outcome, None if o is None else o[2], seen.kills,
-        ))
+    for i in np.flatnonzero(rise).tolist():
+        rises[class_ids[i]] += 1
+        absorbed[class_ids[i]] += not killing[i]
+
+    # nodes without utilization: per node (few), `_unknown`
+    memo_mb, memo_vc = f.target_mb.copy(), f.target_vc.copy()
+    memo_amb, memo_avc, memo_seen = used_mb.copy(), used_vc.copy(), t.copy()
+    freeze = np.zeros(n, bool)
+    unknown_why: dict[int, str] = {}
+    previous = ctx.previous
+    for i in np.flatnonzero(fresh & ~known).tolist():
+        memo, unknown_why[i], frozen = _unknown(smp[i], previous.get(ids[i]), now, s)
+        memo_mb[i], memo_vc[i], memo_seen[i] = memo.target.memory_mb, memo.target.vcores, memo.seen_at
+        if frozen is not None:
+            freeze[i] = True
+            want_mb[i], want_vc[i] = frozen.memory_mb, frozen.vcores
+            floor_mb[i], floor_vc[i], timeouts[i] = frozen.memory_mb, frozen.vcores, -1
+    rows = np.flatnonzero(fresh)
+    memos = MemoTable([ids[i] for i in rows.tolist()], memo_mb[rows], memo_vc[rows], primary[rows], memo_amb[rows],
+                      memo_avc[rows], memo_seen[rows])
+
+    # the arbiter over every proposal at once
+    prop = np.flatnonzero(known | freeze)
+    prop_ids = [ids[i] for i in prop.tolist()]
+    last = ctx.last_pushed
+    p = Proposals(want_mb[prop], want_vc[prop], tot_mb[prop], tot_vc[prop], used_mb[prop], used_vc[prop],
+                  floor_mb[prop], floor_vc[prop], cap_mb[prop], cap_vc[prop], freeze[prop],
+                  np.fromiter((last[x].at if x in last else -math.inf for x in prop_ids), np.float64, len(prop)))
+    r = arbitrate(p, now=now, strategy=s)
+    rule_notes = {int(prop[k]): ruling_note(p, r, k, now, s)
+                  for k in np.flatnonzero(r.sent | r.capped | r.raised | (r.label == RATE_LIMIT)).tolist()}
+    ruled = np.full(n, -1, np.int64)
+    ruled[prop] = np.arange(len(prop))
+
+    whys: dict[int, str | tuple] = dict(unknown_why)
+
+    def why(i: int) -> str | tuple:
+        """Node i's reason before the arbiter's note: the formula's numbers, or an unknown's text."""
+        got = whys.get(i)
+        if got is None:
+            got = whys[i] = _why(i)
+        return got
+
+    def _why(i: int) -> tuple:
+        if not held[i]:
+            hold = ""
+        elif not has_prev[i]:
+            hold = "; increase held: first sample of the node, unconfirmed"
+        elif math.isnan(prev_primary[i]):
+            hold = "; increase held: first sample with utilization, unconfirmed"
+        else:
+            hold = (f"; increase held to <{min(int(f.target_mb[i]), int(bound_mb[i]))} MB, "
+                    f"{min(int(f.target_vc[i]), int(bound_vc[i]))} vc> (the previous sample's target)")
+        note = notes.get(i, "")
+        m = bool(f.mem_known[i])
+        return (float(phys[i]), float(primary[i]), float(reserve[i]), float(frac[i]), class_ids[i], float(f.ratio[i]),
+                int(f.target_vc[i]), int(host[i]) if m else None, float(f.p_mem[i]) if m else 0.0,
+                float(f.r_mem[i]) if m else 0.0, float(f.free[i]) if m else 0.0, int(f.target_mb[i]),
+                hold + (f"; {note}" if note else ""))
+
+    updates: list[Action] = []
+    for k in np.flatnonzero(r.sent).tolist():
+        i = int(prop[k])
+        text, note = why(i), rule_notes.get(i, "")
+        updates.append(SetNodeCapacity(
+            node_id=ids[i], resources=Resources(int(r.after_mb[k]), int(r.after_vc[k])),
+            overcommit_timeout_ms=int(timeouts[i]) if r.cuts[k] else -1,
+            reason=(text if isinstance(text, str) else render(text)) + (f" [{note}]" if note else ""),
+            stimulus_id=ctx.stimulus_id, data_at=smp[i].time))
+    actions = tuple(a for i in sorted(kills) for a in kills[i]) + tuple(updates)
+
+    stale_rows = np.flatnonzero(~fresh)
+    order = np.concatenate([stale_rows, rows])   # stale views first, then the decided ones (node order)
+
+    def stale_why(i: int) -> tuple[str, str]:
+        x = found[i]
+        if x is None:
+            return "not in the last snapshot", "stale:missing"
+        return (f"node {x.state}" if x.state != "RUNNING" else f"sample {now - x.time:.0f}s old"), "stale:node"
+
+    def outcome(i: int) -> str:
+        k = ruled[i]
+        if k < 0:
+            return "stale:no_utilization"
+        return f"{'sent' if r.sent[k] else 'skipped'}:{LABELS[r.label[k]]}"
+
+    def build(j: int) -> NodeView:
+        i = int(order[j])
+        ns = nss[i]
+        if not fresh[i]:
+            w, o = stale_why(i)
+            return NodeView(ns.node_id, ns.tenant, class_ids[i], ns.capacity, None, None, float(reserve[i]), True,
+                            f"{w}: no new capacity, no kill", o)
+        k = int(ruled[i])
+        note = rule_notes.get(i, "")
+        w = why(i)
+        if note:
+            w = w + f" [{note}]" if isinstance(w, str) else w + (f" [{note}]",)
+        after = None if k < 0 else Resources(int(r.after_mb[k]), int(r.after_vc[k]))
+        target = Resources(int(f.target_mb[i]), int(f.target_vc[i])) if known[i] else None
+        return NodeView(ns.node_id, ns.tenant, class_ids[i], ns.capacity, target,
+                        float(primary[i]) if known[i] else None, float(reserve[i]), target is None, w, outcome(i), after,
+                        len(kills.get(i, ())))
+
+    counts: Counter[str] = Counter(stale_why(i)[1] for i in stale_rows.tolist())
+    counts["stale:no_utilization"] += int((fresh & ~known & ~freeze).sum())
+    codes, many = np.unique(r.sent.astype(np.int64) * len(LABELS) + r.label, return_counts=True)
+    for code, m in zip(codes.tolist(), many.tolist()):
+        counts[f"{'sent' if code >= len(LABELS) else 'skipped'}:{LABELS[code % len(LABELS)]}"] += m
+    has_after = np.zeros(n, bool)
+    has_after[prop] = True
+    after_mb, after_vc = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    after_mb[prop], after_vc[prop] = r.after_mb, r.after_vc
+    views = NodeViews([ids[i] for i in order.tolist()], [class_ids[i] for i in order.tolist()], primary[order],
+                      has_after[order], after_mb[order], after_vc[order], +counts, build, source=ctx.nodes,
+                      nodes=NodeColumns(tuple(nss[i].tenant for i in order.tolist()), phys[order], cap_mb[order], cap_vc[order], fresh[order],
+                                        np.where(fresh, used_mb, 0)[order], np.where(fresh, used_vc, 0)[order]))
     coverage = {c: (rises[c], absorbed[c]) for c in rises}
-    return GuardDecision(now, tuple(actions), tuple(views), memos, coverage, tuple(am_kills))
+    return GuardDecision(now, actions, views, memos, coverage, tuple(am_kills))
 
 
 def _unknown(sample: NodeSample, prev: NodeMemo | None, now: float, s: GuardStrategy
@@ -316,98 +460,8 @@ def _unknown(sample: NodeSample, prev: NodeMemo | None, now: float, s: GuardStra
             "no kill", freeze)
 
 
-class _Proposal(NamedTuple):
-    """One node's wanted capacity and what bounds it, before the arbiter's ruling."""
-
-    node_id: str
-    target: Resources
-    reference: Resources          # the capacity the RM has now
-    allocated: Resources          # what containers hold now
-    floor: Resources              # allocation that remains after this decision's kills
-    limit: Resources              # the NodeManager's configured resources
-    overcommit_timeout_ms: int
-    why: str | tuple              # the reason (tuple: the formula's numbers, rendered only if sent)
-    kills: tuple[KillContainer, ...]
-    freeze: bool
-    data_at: float                # the node sample's time (principle 16: the actuator's deadline)
-
-
-def _rule(proposals: list[_Proposal], ctx: GuardContext
-          ) -> tuple[list[Action], dict[str, tuple[bool, str, Resources, str]]]:
-    """The arbiter's ruling over every proposal at once: kills first (freeing starts sooner), then
-    the capacity updates worth sending; per node (sent, label, capacity after, note)."""
-    if not proposals:
-        return [], {}
-    s, now = ctx.strategy, ctx.now
-
-    def col(f, dtype=np.int64) -> np.ndarray:  # type: ignore[no-untyped-def]
-        return np.fromiter((f(p) for p in proposals), dtype, len(proposals))
-
-    last = ctx.last_pushed
-    p = Proposals(
-        col(lambda p: p.target.memory_mb), col(lambda p: p.target.vcores),
-        col(lambda p: p.reference.memory_mb), col(lambda p: p.reference.vcores),
-        col(lambda p: p.allocated.memory_mb), col(lambda p: p.allocated.vcores),
-        col(lambda p: p.floor.memory_mb), col(lambda p: p.floor.vcores),
-        col(lambda p: p.limit.memory_mb), col(lambda p: p.limit.vcores),
-        col(lambda p: p.freeze, bool),
-        col(lambda p: last[p.node_id].at if p.node_id in last else -math.inf, np.float64),
-    )
-    r = arbitrate(p, now=now, strategy=s)
-    kills: list[Action] = [k for prop in proposals for k in prop.kills]
-    updates: list[Action] = []
-    outcomes: dict[str, tuple[bool, str, Resources, str]] = {}
-    notable = np.flatnonzero(r.sent | r.capped | r.raised | (r.label == RATE_LIMIT)).tolist()
-    notes = {i: ruling_note(p, r, i, now, s) for i in notable}
-    for i, prop in enumerate(proposals):
-        sent, label = bool(r.sent[i]), LABELS[r.label[i]]
-        note = notes.get(i, "")
-        after = Resources(int(r.after_mb[i]), int(r.after_vc[i])) if sent else prop.reference
-        outcomes[prop.node_id] = (sent, label, after, note)
-        if sent:
-            text = prop.why if isinstance(prop.why, str) else _render(prop.why)
-            updates.append(SetNodeCapacity(
-                node_id=prop.node_id, resources=after,
-                overcommit_timeout_ms=prop.overcommit_timeout_ms if r.cuts[i] else -1,
-                reason=text + (f" [{note}]" if note else ""), stimulus_id=ctx.stimulus_id, data_at=prop.data_at))
-    return kills + updates, outcomes
-
-
-def _render(why: tuple) -> str:
-    """The formula's text from `_harvestable`'s numbers, then what was appended to it."""
-    cores, primary, reserve, frac, class_id, ratio, vcores, host, p_mem, r_mem, free, mem = why[:12]
-    text = (f"cpu {cores:g} cores − primary {primary:.2f} − reserve {reserve:.2f} ({frac:.2f} × {cores:g}, class "
-            f"{class_id or 'none'}) = {cores - primary - reserve:.2f} cores × {ratio:.3g} vc/core → {vcores} vcores")
-    if host is None:
-        text += f"; memory not harvested → {mem} MB"
-    else:
-        text += f"; mem {host} − primary {p_mem:.0f} − reserve {r_mem:.0f} = {free:.0f} → {mem} MB"
-    return text + "".join(why[12:])
-
-
 def _stale_view(ns: NodeStrategy, ctx: GuardContext, why: str, outcome: str) -> NodeView:
     class_id = ctx.tenant_class.get(ns.tenant, "")
     reserve = ctx.reserves.fraction(class_id or None) * ns.physical_cores
     return NodeView(ns.node_id, ns.tenant, class_id, ns.capacity, None, None, reserve, True,
                     f"{why}: no new capacity, no kill", outcome)
-
-
-def _harvestable(
-    ns: NodeStrategy, sample: NodeSample, primary: float, reserve_cores: float, frac: float, class_id: str,
-    s: GuardStrategy,
-) -> tuple[Resources, tuple]:
-    """The capacity formula of the module docstring, and its numbers (`_render` writes the text)."""
-    cores = ns.physical_cores - primary - reserve_cores
-    ratio = ns.vcores_per_core
-    vcores = min(ns.capacity.vcores, max(0, math.floor(cores * ratio + 1e-9)))
-    host = ns.host_memory_mb
-    if host is None or sample.node_memory_mb is None:
-        mem_mb = ns.capacity.memory_mb
-        return Resources(mem_mb, vcores), (ns.physical_cores, primary, reserve_cores, frac, class_id, ratio, vcores,
-                                           None, 0.0, 0.0, 0.0, mem_mb)
-    p_mem = max(0.0, sample.node_memory_mb - (sample.containers_memory_mb or 0.0))
-    r_mem = s.memory_reserve_fraction * host
-    free = host - p_mem - r_mem
-    mem = min(ns.capacity.memory_mb, max(0, math.floor(free)))
-    return Resources(mem, vcores), (ns.physical_cores, primary, reserve_cores, frac, class_id, ratio, vcores,
-                                    host, p_mem, r_mem, free, mem)

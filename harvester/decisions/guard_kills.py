@@ -8,6 +8,9 @@ When to kill (`harvesting.guard.kill_when`):
   likewise — is the node cut to that LIMIT, exactly enough.
 - `reserve_used`: kill as soon as the allocation no longer fits the target (cores − primary −
   reserve), restoring the whole reserve at once (the guard's behaviour before issue 16).
+The limit is computed with the capacity formula over all nodes at once (decisions/guard.py
+`_Formula`); `plan_kills` runs only for a node whose allocation exceeds it or that has kills in
+flight — every other node's plan is the quiet one (no kill, floor per `floor_is_allocation`).
 
 ApplicationMasters. A real 3.3.6 RM picks overcommit victims with AMs LAST, not never
 (SchedulerNode.getContainersToKill orders by isAMContainer, then OPPORTUNISTIC first, then
@@ -24,7 +27,6 @@ such decision is counted (`harvester_harvest_am_kills_total{reason}`) and its re
 
 from __future__ import annotations
 
-import math
 from typing import Mapping, NamedTuple
 
 from harvester.decisions.arbiter import ZERO, lower
@@ -42,16 +44,17 @@ class KillPlan(NamedTuple):
     am_kill: str = ""         # the last resort's reason when an AM is taken
 
 
-def kill_limit(ns: NodeStrategy, sample: NodeSample, primary: float, target: Resources, s: GuardStrategy) -> Resources:
-    """What the allocation must fit before anything is killed (module docstring)."""
-    if s.kill_when == "reserve_used":
-        return target
-    vcores = min(ns.capacity.vcores, max(0, math.floor((ns.physical_cores - primary) * ns.vcores_per_core + 1e-9)))
-    host = ns.host_memory_mb
-    if host is None or sample.node_memory_mb is None:
-        return Resources(target.memory_mb, vcores)
-    p_mem = max(0.0, sample.node_memory_mb - (sample.containers_memory_mb or 0.0))
-    return Resources(min(ns.capacity.memory_mb, max(0, math.floor(host - p_mem))), vcores)
+def cut_timeout(s: GuardStrategy) -> int:
+    """overCommitTimeout of a cut (ms; -1: the RM never kills) for the kill mechanism."""
+    if s.kill_mechanism is KillMechanism.SIGNALS:
+        return -1
+    return s.backstop_timeout_ms if s.kill_mechanism is KillMechanism.SIGNALS_WITH_BACKSTOP else s.overcommit_timeout_ms
+
+
+def floor_is_allocation(s: GuardStrategy) -> bool:
+    """The floor of a node that sheds nothing and has no kill in flight: its whole allocation, or
+    (a cut the RM may enforce: signals with a backstop) only the AMs' (`plan_kills`'s quiet case)."""
+    return s.kill_mechanism is KillMechanism.RM_OVERCOMMIT or cut_timeout(s) < 0
 
 
 def _last_resort(ns: NodeStrategy, sample: NodeSample, ams: Resources, remaining: Resources, limit: Resources,
@@ -73,10 +76,7 @@ def plan_kills(s: GuardStrategy, now: float, stimulus_id: str, kills_in_flight: 
                containers: list[ContainerInfo], ams: Resources, containers_known: bool) -> KillPlan:
     """The node's kills and the floor of its capacity (module docstring)."""
     allocated = sample.used
-    if s.kill_mechanism is not KillMechanism.SIGNALS:
-        timeout = s.backstop_timeout_ms if s.kill_mechanism is KillMechanism.SIGNALS_WITH_BACKSTOP else s.overcommit_timeout_ms
-    else:
-        timeout = -1
+    timeout = cut_timeout(s)
     am_floor = ams if s.am_floor else ZERO
     if s.kill_mechanism is KillMechanism.RM_OVERCOMMIT:
         if allocated.memory_mb <= limit.memory_mb and allocated.vcores <= limit.vcores:

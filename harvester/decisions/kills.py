@@ -100,7 +100,7 @@ def reconcile(kills: Mapping[str, KillRecord], snapshot: ClusterSnapshot) -> tup
 
     Only a snapshot with the complete container list can prove a container gone.
     """
-    if not snapshot.containers_complete:
+    if not snapshot.containers_complete or not kills:
         return dict(kills), []
     running = {c.container_id for c in snapshot.containers}
     out, finished = {}, []

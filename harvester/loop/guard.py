@@ -38,6 +38,7 @@ from harvester.board.harvesting import ActionLogEntry, GuardStatus, HarvestingBo
 from harvester.decisions.arbiter import PushRecord
 from harvester.decisions.class_view import class_states, nodes_per_class
 from harvester.decisions.guard import GuardContext, GuardDecision, NodeMemo, NodeView, evaluate
+from harvester.decisions.guard_table import NodeViews
 from harvester.decisions.kills import KillRecord, reconcile, record_failures, record_sent
 from harvester.decisions.nudge import NUDGE_PREFIX, NudgeContext, decide_nudge
 from harvester.decisions.strategy import GuardStrategy
@@ -57,6 +58,8 @@ WOULD_SEND = "would send"
 def dry_run(decision: GuardDecision) -> GuardDecision:
     """The decision as a dry run tells it: "sent:<label>" outcomes become "would_send:<label>"
     (the RM kept its capacity: nothing was sent)."""
+    if isinstance(decision.nodes, NodeViews):
+        return replace(decision, nodes=decision.nodes.dry_run())
     return replace(decision, nodes=tuple(
         v._replace(outcome="would_send:" + v.outcome.removeprefix("sent:")) if v.outcome.startswith("sent:") else v
         for v in decision.nodes))
@@ -97,7 +100,8 @@ class GuardTick:
         self._records: list[DecisionRecord] = []
         self._nudges = nudges  # Morpheus's queue nudges go out through this tick (decisions/nudge.py)
         self._sent_capacity: frozenset[str] = frozenset()
-        self._memos: dict[str, NodeMemo] = {}
+        self._memos: Mapping[str, NodeMemo] = {}
+        self._class_nodes: tuple[object, object, dict[str, int]] = (None, None, {})
         self._coverage: dict[str, tuple[int, int]] = {}
         self._am_kills: deque[tuple[float, str, str]] = deque(maxlen=LOG_SIZE)
         self._am_kills_total = 0
@@ -211,7 +215,7 @@ class GuardTick:
         self._record(decision, sent, now, snap)
         if snap is not None:
             self._acted_on = snap.time
-        self._memos = dict(decision.memos)
+        self._memos = decision.memos  # immutable (a MemoTable from evaluate): no copy per tick
         for cid, (rises, absorbed) in decision.coverage.items():
             r, a = self._coverage.get(cid, (0, 0))
             self._coverage[cid] = (r + rises, a + absorbed)
@@ -223,7 +227,9 @@ class GuardTick:
         if model is None:
             self._board.publish_guard(decision)
         else:
-            class_nodes = nodes_per_class(model, nodes)
+            if self._class_nodes[0] is not model or self._class_nodes[1] is not nodes:
+                self._class_nodes = (model, nodes, nodes_per_class(model, nodes))  # the same nodes: counted once
+            class_nodes = self._class_nodes[2]
             self._board.publish_guard(decision, class_nodes=class_nodes if class_nodes != dict(view.class_nodes) else None,
                                       classes=class_states(model, view.reserves, nodes, snap, now=now,
                                                            stale_after_s=self._strategy.stale_after_s, guard=decision))
@@ -249,8 +255,10 @@ class GuardTick:
             if isinstance(a, SetNodeCapacity):
                 self._last_pushed[a.node_id] = PushRecord(a.resources, now)
         self._sent_capacity = frozenset(a.node_id for a in sent if isinstance(a, SetNodeCapacity))
-        views = {v.node_id: v for v in decision.nodes}
-        apps = {c.container_id: c.app_id for c in snap.containers} if snap is not None and decision.actions else {}
+        nodes = decision.nodes
+        views = nodes if isinstance(nodes, NodeViews) else {v.node_id: v for v in nodes}  # `.get(node_id)` on both
+        victims = {a.container_id for a in decision.actions if isinstance(a, KillContainer)}
+        apps = {c.container_id: c.app_id for c in snap.containers if c.container_id in victims} if snap is not None and victims else {}
         for a in decision.actions:
             kind, target, detail = _describe(a)
             fate = WOULD_SEND if self._actuator is None else ("sent" if id(a) in sent_ids else "not sent")

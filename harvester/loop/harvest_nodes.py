@@ -51,6 +51,7 @@ class NodeRegistry:
         self._h = harvesting
         self._resolver = NodeResolver(harvesting)
         self._last: tuple[ClusterSnapshot, int, tuple[dict[str, NodeStrategy], dict[str, str]]] | None = None
+        self._last_keys: list[tuple[str, str, float | None]] = []
         # per node: (hostname, baseline, physical cores) -> its resolution, until one of them changes
         self._per_node: dict[str, tuple[tuple[str, Resources | None, float | None], NodeStrategy | str]] = {}
         self._generation = 0  # bumped when a baseline is added: resolutions of older snapshots are stale
@@ -90,6 +91,12 @@ class NodeRegistry:
         with self._lock:
             if self._last is not None and self._last[0] is snapshot and self._last[1] == self._generation:
                 return self._last[2]
+            # the same nodes (ids, hostnames, cores) and no new baseline: the same answer, the same dicts
+            keys = [(n.node_id, n.hostname, n.physical_cores) for n in snapshot.nodes]
+            if self._last is not None and self._last[1] == self._generation and keys == self._last_keys:
+                self._last = (snapshot, self._generation, self._last[2])
+                return self._last[2]
+            self._last_keys = keys
             base, cache = self._baselines, self._per_node
             resolved: dict[str, NodeStrategy] = {}
             left_out: dict[str, str] = {}
