@@ -76,7 +76,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return _fail(EXIT_FAILURE, f"cannot start: {problem}")
     stop = stop_on_signals()
     try:
-        app = Harvester(settings)
+        app = Harvester(settings, config_path=args.config)
     except (StoreError, OSError, ValueError) as exc:  # ValueError: e.g. RMConfigError (Kerberos credentials)
         return _fail(EXIT_FAILURE, f"cannot start: {exc}")
     app.start()
