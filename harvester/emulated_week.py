@@ -26,14 +26,18 @@ The truth (`recorded_truth`) is read from the emulator's own container records (
 emulator/state.py), never from the sidecar's store:
 
 - harvested core-hours: over the batch task containers (not AMs) on harvested nodes that ended
-  COMPLETED in [start, end), the physical cores each burned × its run time (the NM started its
-  process → it exited). This is the simulator's `harvested_cpu_hours` (sim/substrate.py: a
-  completed task's duration × its CPU cores);
+  COMPLETED in [start, end), the capacity the RM granted them in physical cores — vCores × the
+  node's physical cores per vCore — × how long they held it (allocation → exit). This is what
+  `harvester whatif` reports (whatif/runs.py: the simulator's `harvested_cpu_hours`, a completed
+  task's duration × its cores, sim/substrate.py, where a task's cores are its vCores × cores per
+  vCore, sim/jobrun.py) and what the store can know: the RM shows allocations, not what each
+  container's process burned;
+- burned core-hours (for information): what those containers' processes used (their CPU demand ×
+  run time; the demo's tasks use 0.1-0.9 of a core, less than their allocation);
 - task kills: the task containers that ended by the RM's over-commit kill (the guard cut the
   node's capacity below its allocation), by a signal the guard sent, or for the primary tenant
   (the simulator's kill causes `rm_overcommit`, `controller`, `primary`); AM kills apart;
-- wasted core-hours: what the killed task containers burned before they died;
-- granted vCore-hours: the vCores the RM allocated to batch task containers × how long.
+- wasted core-hours: the granted capacity the killed task containers held before they died.
 """
 
 from __future__ import annotations
@@ -97,6 +101,7 @@ class Truth:
     start: float
     end: float
     harvested_core_hours: float = 0.0
+    burned_core_hours: float = 0.0
     granted_vcore_hours: float = 0.0
     task_kills: int = 0
     am_kills: int = 0
@@ -122,6 +127,7 @@ def recorded_truth(emu: Emulator, start: float, end: float,
     says which nodes are harvested (those of a primary tenant)."""
     t = Truth(start, end)
     hosts = emu.model.hostnames
+    per_vcore = emu.model.physical_cores / emu.model.total_vcores
     with emu.lock:
         for rec in emu.containers.values():
             if rec.finished_at is None or not (start <= rec.finished_at < end) or not harvested(hosts[rec.node]):
@@ -131,14 +137,17 @@ def recorded_truth(emu: Emulator, start: float, end: float,
             if rec.is_am:
                 t.am_kills += cause in TASK_KILL_CAUSES
                 continue
-            t.granted_vcore_hours += rec.resources.vcores * (rec.finished_at - rec.started_at) / 3600.0
+            held_h = (rec.finished_at - rec.started_at) / 3600.0
+            granted = rec.resources.vcores * float(per_vcore[rec.node]) * held_h
+            t.granted_vcore_hours += rec.resources.vcores * held_h
             if cause == "COMPLETED":
                 t.tasks_completed += 1
-                t.harvested_core_hours += rec.cpu_cores * ran_s / 3600.0
+                t.harvested_core_hours += granted
+                t.burned_core_hours += rec.cpu_cores * ran_s / 3600.0
             elif cause in TASK_KILL_CAUSES:
                 t.task_kills += 1
                 t.kills_by_cause[cause] = t.kills_by_cause.get(cause, 0) + 1
-                t.wasted_core_hours += rec.cpu_cores * ran_s / 3600.0
+                t.wasted_core_hours += granted
         for app in emu.apps.values():
             t.apps_submitted += start <= app.submitted_at < end
             t.apps_finished += bool(app.finished_at) and start <= app.finished_at < end
