@@ -104,6 +104,7 @@ COMMAND_MODULES = (
     "harvester.cli_hdfs",      # hdfs datanodes|table|choose|evaluate
     "harvester.cli_sim",       # simulate, sweep, evaluate harvesting|phoenix|jockey|morpheus, simulate-fit
     "harvester.cli_slo",       # slo list|show|accept|override|reject|reset
+    "harvester.cli_whatif",    # whatif (replay the history store through the simulator)
 )
 
 
