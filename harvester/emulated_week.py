@@ -25,13 +25,14 @@ with the periods the sidecar really ran.
 The truth (`recorded_truth`) is read from the emulator's own container records (the RM's view,
 emulator/state.py), never from the sidecar's store:
 
-- harvested core-hours: over the batch task containers (not AMs) on harvested nodes that ended
-  COMPLETED in [start, end), the capacity the RM granted them in physical cores — vCores × the
-  node's physical cores per vCore — × how long they held it (allocation → exit). This is what
-  `harvester whatif` reports (whatif/runs.py: the simulator's `harvested_cpu_hours`, a completed
-  task's duration × its cores, sim/substrate.py, where a task's cores are its vCores × cores per
-  vCore, sim/jobrun.py) and what the store can know: the RM shows allocations, not what each
-  container's process burned;
+- harvested core-hours: over the batch containers on harvested nodes that ended COMPLETED in
+  [start, end) — tasks and ApplicationMasters —, the capacity the RM granted them in physical
+  cores (vCores × the node's physical cores per vCore) × how long they held it (allocation →
+  exit). This is what `harvester whatif` reports and the same way it counts: whatif/runs.py
+  takes the simulator's `harvested_cpu_hours`, a completed task's duration × its cores
+  (sim/substrate.py), a task's cores being its vCores × cores per vCore (sim/jobrun.py), and a
+  replayed job holds its recorded skyline, the RM's allocatedVCores, AM included
+  (whatif/inputs.py). The store knows allocations, not what each process burned;
 - burned core-hours (for information): what those containers' processes used (their CPU demand ×
   run time; the demo's tasks use 0.1-0.9 of a core, less than their allocation);
 - task kills: the task containers that ended by the RM's over-commit kill (the guard cut the
@@ -43,12 +44,14 @@ emulator/state.py), never from the sidecar's store:
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import yaml
 
 from harvester.clock import SimClock
@@ -101,6 +104,7 @@ class Truth:
     start: float
     end: float
     harvested_core_hours: float = 0.0
+    am_core_hours: float = 0.0           # the AMs' part of harvested_core_hours
     burned_core_hours: float = 0.0
     granted_vcore_hours: float = 0.0
     task_kills: int = 0
@@ -110,6 +114,8 @@ class Truth:
     kills_by_cause: dict[str, int] = field(default_factory=dict)
     apps_submitted: int = 0
     apps_finished: int = 0
+    capacity_vcores_mean: float = 0.0    # the harvested nodes' schedulable vCores (the guard's), at each poll
+    allocated_vcores_mean: float = 0.0   # and what the RM had allocated on them then
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -121,37 +127,101 @@ def end_cause(rec: Any) -> str:
     return rec.lifecycle.history[-1].reason
 
 
+@dataclass(frozen=True)
+class Row:
+    """One finished container as the truth needs it (a CONTAINER_COLUMNS row)."""
+
+    app_id: str
+    app_name: str
+    hostname: str
+    is_am: bool
+    vcores: int
+    cores_per_vcore: float
+    cpu_cores: float
+    allocated_at: float
+    running_at: float | None
+    finished_at: float
+    end_cause: str
+
+
+CONTAINER_COLUMNS = ("container_id", "app_id", "app_name", "hostname", "is_am", "vcores", "cores_per_vcore",
+                     "cpu_cores", "allocated_at", "running_at", "finished_at", "end_cause")
+
+
+def emulator_rows(emu: Emulator) -> list[tuple[str, Row]]:
+    """(container id, row) of every finished container of the emulator."""
+    hosts = emu.model.hostnames
+    per_vcore = emu.model.physical_cores / emu.model.total_vcores
+    with emu.lock:
+        return [(rec.container_id, Row(rec.app_id, emu.apps[rec.app_id].spec.name, hosts[rec.node], rec.is_am,
+                                       rec.resources.vcores, float(per_vcore[rec.node]), rec.cpu_cores, rec.started_at,
+                                       rec.running_at, rec.finished_at, end_cause(rec)))
+                for rec in emu.containers.values() if rec.finished_at is not None]
+
+
+def truth_of(rows: list[Row], start: float, end: float, harvested: Callable[[str], bool] = lambda h: True) -> Truth:
+    """The truth over [start, end) (module docstring): containers that ended in it on harvested
+    nodes. Harvested core-hours count every batch container that COMPLETED, its AM too (whatif's
+    jobs hold their recorded skyline, the AM's allocation included: the RM's allocatedVCores)."""
+    t = Truth(start, end)
+    for r in rows:
+        if not (start <= r.finished_at < end) or not harvested(r.hostname):
+            continue
+        held_h = (r.finished_at - r.allocated_at) / 3600.0
+        granted = r.vcores * r.cores_per_vcore * held_h
+        ran_h = 0.0 if r.running_at is None else max(0.0, r.finished_at - r.running_at) / 3600.0
+        t.granted_vcore_hours += r.vcores * held_h
+        if r.end_cause == "COMPLETED":
+            t.harvested_core_hours += granted
+            t.burned_core_hours += r.cpu_cores * ran_h
+            if r.is_am:
+                t.am_core_hours += granted
+            else:
+                t.tasks_completed += 1
+        elif r.end_cause in TASK_KILL_CAUSES:
+            if r.is_am:
+                t.am_kills += 1
+                continue
+            t.task_kills += 1
+            t.kills_by_cause[r.end_cause] = t.kills_by_cause.get(r.end_cause, 0) + 1
+            t.wasted_core_hours += granted
+    return t
+
+
 def recorded_truth(emu: Emulator, start: float, end: float,
                    harvested: Callable[[str], bool] = lambda hostname: True) -> Truth:
     """The truth over [start, end) from the emulator's container records; `harvested(hostname)`
     says which nodes are harvested (those of a primary tenant)."""
-    t = Truth(start, end)
-    hosts = emu.model.hostnames
-    per_vcore = emu.model.physical_cores / emu.model.total_vcores
+    t = truth_of([r for _, r in emulator_rows(emu)], start, end, harvested)
     with emu.lock:
-        for rec in emu.containers.values():
-            if rec.finished_at is None or not (start <= rec.finished_at < end) or not harvested(hosts[rec.node]):
-                continue
-            cause = end_cause(rec)
-            ran_s = 0.0 if rec.running_at is None else max(0.0, rec.finished_at - rec.running_at)
-            if rec.is_am:
-                t.am_kills += cause in TASK_KILL_CAUSES
-                continue
-            held_h = (rec.finished_at - rec.started_at) / 3600.0
-            granted = rec.resources.vcores * float(per_vcore[rec.node]) * held_h
-            t.granted_vcore_hours += rec.resources.vcores * held_h
-            if cause == "COMPLETED":
-                t.tasks_completed += 1
-                t.harvested_core_hours += granted
-                t.burned_core_hours += rec.cpu_cores * ran_s / 3600.0
-            elif cause in TASK_KILL_CAUSES:
-                t.task_kills += 1
-                t.kills_by_cause[cause] = t.kills_by_cause.get(cause, 0) + 1
-                t.wasted_core_hours += granted
         for app in emu.apps.values():
             t.apps_submitted += start <= app.submitted_at < end
             t.apps_finished += bool(app.finished_at) and start <= app.finished_at < end
     return t
+
+
+def write_containers(emu: Emulator, path: Path) -> int:
+    """Every finished container, one CSV row each (CONTAINER_COLUMNS): the raw record the truth
+    is summed from, for an audit or another definition (`read_containers`)."""
+    import csv
+
+    rows = emulator_rows(emu)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CONTAINER_COLUMNS)
+        for cid, r in rows:
+            w.writerow((cid, *dataclasses.astuple(r)))
+    return len(rows)
+
+
+def read_containers(path: Path) -> list[Row]:
+    import csv
+
+    with path.open(newline="") as f:
+        return [Row(d["app_id"], d["app_name"], d["hostname"], d["is_am"] == "True", int(d["vcores"]),
+                    float(d["cores_per_vcore"]), float(d["cpu_cores"]), float(d["allocated_at"]),
+                    float(d["running_at"]) if d["running_at"] else None, float(d["finished_at"]), d["end_cause"])
+                for d in csv.DictReader(f)]
 
 
 def tenant_matcher(patterns: list[str]) -> Callable[[str], bool]:
@@ -196,6 +266,11 @@ def run_emulated(config: Path, days: float, *, start: float = WEEK_START, timing
     try:
         due = {loop.name: start for loop in harv.loops}
         next_day = start + DAY_S
+        emu = harv.embedded.emu
+        harvested = tenant_matcher([r.hostname_pattern for r in harv.harvesting.tenants])
+        mask = np.array([harvested(h) for h in emu.model.hostnames], dtype=bool)
+        cap_sum = alloc_sum = 0.0
+        samples = 0
         while True:
             t = min(due.values())
             if t >= end:
@@ -207,13 +282,20 @@ def run_emulated(config: Path, days: float, *, start: float = WEEK_START, timing
                         fails[loop.name] += 1
                     ticks[loop.name] += 1
                     due[loop.name] = t + max(loop.next_wait_s(), 1e-3)
+            with emu.lock:  # what the cluster offered batch work at this instant (after the guard)
+                cap_sum += float(emu.model.cap_vcores[mask].sum())
+                alloc_sum += float(emu.model.alloc_vcores[mask].sum())
+                samples += 1
             if on_day is not None and t >= next_day:
                 on_day(min(1.0, (t - start) / (end - start)))
                 next_day += DAY_S
         clock.set(end)
-        emu = harv.embedded.emu
         emu.sync()
-        truth = recorded_truth(emu, start, end, tenant_matcher([r.hostname_pattern for r in harv.harvesting.tenants]))
+        truth = recorded_truth(emu, start, end, harvested)
+        truth.capacity_vcores_mean = cap_sum / max(1, samples)
+        truth.allocated_vcores_mean = alloc_sum / max(1, samples)
+        write_containers(emu, config.parent / "containers.csv")
+        (config.parent / "truth.json").write_text(json.dumps(truth.as_dict(), indent=1) + "\n")
     finally:
         harv.stop()
     return WeekResult(config, Path(settings.store.path), start, end, truth, ticks, fails)

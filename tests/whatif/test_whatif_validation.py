@@ -14,6 +14,7 @@ jobs and primary load.
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,8 @@ from typing import Any
 import pytest
 
 from harvester.clock import SimClock
-from harvester.emulated_week import (WEEK_START, WEEK_TIMING, Truth, recorded_truth, run_emulated, tenant_matcher,
-                                     week_settings)
+from harvester.emulated_week import (WEEK_START, WEEK_TIMING, Truth, read_containers, recorded_truth, run_emulated,
+                                     tenant_matcher, truth_of, week_settings, write_containers)
 from harvester.emulator import demo
 from harvester.history.sqlite import SqliteHistoryStore
 
@@ -44,16 +45,19 @@ def test_the_truth_agrees_with_the_rms_own_counters() -> None:
     truth = recorded_truth(emu, WEEK_START, clock.now() + 1.0)
     ended_vcore_s = sum(a.vcore_seconds for a in emu.apps.values())
     assert truth.granted_vcore_hours > 0 and truth.tasks_completed > 0
-    am_vcore_h = sum(r.resources.vcores * (r.finished_at - r.started_at) for r in emu.containers.values()
-                     if r.is_am and r.finished_at is not None) / 3600.0
-    assert truth.granted_vcore_hours + am_vcore_h == pytest.approx(ended_vcore_s / 3600.0, rel=1e-9)
+    assert truth.granted_vcore_hours == pytest.approx(ended_vcore_s / 3600.0, rel=1e-9)
     preempted = sum(a.preempted_non_am for a in emu.apps.values())
     assert preempted > 0 and truth.kills_by_cause.get("RM_OVERCOMMIT", 0) == preempted
     assert truth.task_kills == sum(truth.kills_by_cause.values())
+    audit = Path(tempfile.mkdtemp()) / "containers.csv"  # the audit file gives the same truth
+    write_containers(emu, audit)
+    again = truth_of(read_containers(audit), WEEK_START, clock.now() + 1.0)
+    assert again.harvested_core_hours == pytest.approx(truth.harvested_core_hours) and again.task_kills == truth.task_kills
     # 16 vCores over 8 physical cores: a granted core is half a vCore
     assert truth.harvested_core_hours < truth.granted_vcore_hours
     only_web = recorded_truth(emu, WEEK_START, clock.now() + 1.0, tenant_matcher(["^web-"]))
     assert 0 < only_web.granted_vcore_hours < truth.granted_vcore_hours
+    assert 0 < truth.am_core_hours < truth.harvested_core_hours
 
 
 @pytest.mark.slow
