@@ -17,10 +17,12 @@ is deterministic for a seed and independent of the machine's load.
 
 Speed: the emulator's NM resource monitor integrates on a 1-second grid by default; a week is
 604,800 grid points (~160 s on its own). `WEEK_TIMING` takes a 10-second grid and 30-second
-monitor samples (the NodeManagers' heartbeats stay at 1 s), and the configuration
-`week_settings` writes uses 60-second poll and guard periods — coarser than serving's 10 s / 5 s,
-and the SAME file is what `harvester whatif --config` reads, so the simulator replays the week
-with the periods the sidecar really ran.
+monitor samples (the NodeManagers' heartbeats stay at 1 s). The configuration `week_settings`
+writes uses 300-second poll and guard periods — coarser than serving's 10 s / 5 s; every HTTP
+call costs a few ms of CPU on both sides, and a week at 300 s is ~6,000 of them — and the jobs
+loop reads finished apps at the poll period too (instead of every minute). The SAME file is what
+`harvester whatif --config` reads, so the simulator replays the week with the periods the sidecar
+really ran (whatif pins the reserve's reaction horizon to poll + RM lag + guard period).
 
 The truth (`recorded_truth`) is read from the emulator's own container records (the RM's view,
 emulator/state.py), never from the sidecar's store:
