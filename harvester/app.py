@@ -53,6 +53,7 @@ from harvester.advice.morpheus_http import WRITE_ROUTES, morpheus_faces
 from harvester.advice.slo_advisor import SERVICE as SLO_SERVICE
 from harvester.advice.node_ordering_http import PATH as NODE_ORDERING_PATH, node_ordering_route
 from harvester.advice.tls import grpc_server_credentials
+from harvester.advice.whatif_http import PATH as WHATIF_PATH, WhatifRuns, whatif_command
 from harvester.advice.yarn_advisor import yarn_advisor_service
 from harvester.app_admin import RefitGate, admin_server, estimator_server, readiness
 from harvester.board import Board
@@ -64,6 +65,7 @@ from harvester.control import ControlPlane
 from harvester.decisions.strategy import configured_physical_cores, guard_strategy, selection_strategy
 from harvester.config_jockey import JockeySettings
 from harvester.emulator import demo, demo_deadline, demo_recurring
+from harvester.emulator.dynamics import Timing
 from harvester.emulator.server import EmulatorServer
 from harvester.history.sqlite import SqliteHistoryStore
 from harvester.history.store import HistoryStore
@@ -171,12 +173,14 @@ def rm_source(h: HarvestingSettings, client: RMClient, name: str = "rm", node_pr
     )
 
 
-def start_embedded_cluster(settings: Settings, clock: Clock) -> tuple[EmulatorServer, demo.DemoLoad]:
-    """The embedded default: the YARN emulator with the demo cluster, on `clock`."""
+def start_embedded_cluster(settings: Settings, clock: Clock,
+                           timing: Timing | None = None) -> tuple[EmulatorServer, demo.DemoLoad]:
+    """The embedded default: the YARN emulator with the demo cluster, on `clock` (`timing`: its
+    NM and RM intervals, Hadoop's by default; harvester/emulated_week.py takes coarser ones)."""
     host, _, port = settings.embedded.listen.rpartition(":")
     load = demo.DemoLoad(seed=settings.embedded.seed, start=clock.now(), nodes_per_tenant=settings.embedded.nodes_per_tenant)
     emu = demo.build_demo(clock, seed=settings.embedded.seed, nodes_per_tenant=settings.embedded.nodes_per_tenant,
-                          load=load)
+                          load=load, timing=timing)
     if morpheus_settings(settings).enabled:
         demo_recurring.schedule_recurring(Workload(emu), clock.now(), seed=settings.embedded.seed)
     if jockey_settings(settings).enabled and not settings.jockey.jobs:
@@ -236,6 +240,16 @@ def backfill_demo_recurring(store: HistoryStore, now: float, seed: int) -> int:
     return len(runs) + store.append_provenance("synthesized-demo", accesses, [], None, now)
 
 
+def whatif_runs(settings: Settings, config_path: Path | None, now: Any) -> WhatifRuns:
+    """`harvester whatif` from the running sidecar: on its settings file (or its store), each run
+    in `var/whatif/<time>` under the directory the sidecar started in."""
+    memory = settings.store.backend == "memory"
+    store = None if memory else Path(settings.store.path)
+    return WhatifRuns(whatif_command(None if config_path is None else Path(config_path).resolve(), store), Path("var", "whatif").resolve(), now,
+                      unavailable="store.backend is memory: no store on disk for another process to replay"
+                      if memory else None)
+
+
 #: Why the contract's services without an implementation answer UNIMPLEMENTED.
 UNIMPLEMENTED_WHY = {
     "harvester.v1.ConstrainedPlacement": "constraint-aware placement is disabled (placement.enabled: false)",
@@ -257,6 +271,8 @@ class Harvester:
         job_runs: JobRunSource | None = None,
         reservations: ReservationObserver | None = None,
         reservation_actuator: ReservationActuator | None = None,
+        emulator_timing: Timing | None = None,
+        config_path: Path | None = None,
     ) -> None:
         self.settings = settings
         h = self.harvesting = harvesting_settings(settings)
@@ -265,7 +281,7 @@ class Harvester:
         self.embedded: EmulatorServer | None = None
         demo_load: demo.DemoLoad | None = None
         if source is None and settings.cluster.source == "embedded":
-            self.embedded, demo_load = start_embedded_cluster(settings, self.clock)
+            self.embedded, demo_load = start_embedded_cluster(settings, self.clock, emulator_timing)
         m = self.morpheus_settings = morpheus_settings(settings, embedded=self.embedded is not None)
         self.metrics = Metrics(registry)
         # before anything starts: a bad one stops here; the embedded default makes a local one
@@ -369,6 +385,9 @@ class Harvester:
         self.explainers = builtin_explainers()
         for path, handler in explain_routes(self.explainers, self.explain_sources).items():
             self.admin.route(path, handler)
+        # POST/GET /v1/whatif: `harvester whatif` on this store in a separate process (advice/whatif_http.py)
+        self.whatif = whatif_runs(settings, config_path, self.clock.now)
+        self.admin.route(WHATIF_PATH, self.whatif.handle, methods=("GET", "POST"))
         self._started_at: float | None = None
         self._stopped = threading.Event()
 
@@ -409,6 +428,7 @@ class Harvester:
         for loop in reversed(self.loops):
             if not loop.stop(timeout_s=max(0.0, deadline - time.monotonic())):
                 log.warning("loop did not stop in time", extra={"loop": loop.name})
+        self.whatif.stop()  # a what-if run still going does not outlive its sidecar
         self.board.close()  # wakes long-polls and watch streams before the servers stop
         if self._namenode is not None:
             self._namenode.close()

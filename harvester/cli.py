@@ -76,7 +76,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return _fail(EXIT_FAILURE, f"cannot start: {problem}")
     stop = stop_on_signals()
     try:
-        app = Harvester(settings)
+        app = Harvester(settings, config_path=args.config)
     except (StoreError, OSError, ValueError) as exc:  # ValueError: e.g. RMConfigError (Kerberos credentials)
         return _fail(EXIT_FAILURE, f"cannot start: {exc}")
     app.start()
@@ -104,6 +104,7 @@ COMMAND_MODULES = (
     "harvester.cli_hdfs",      # hdfs datanodes|table|choose|evaluate
     "harvester.cli_sim",       # simulate, sweep, evaluate harvesting|phoenix|jockey|morpheus, simulate-fit
     "harvester.cli_slo",       # slo list|show|accept|override|reject|reset
+    "harvester.cli_whatif",    # whatif (replay the history store through the simulator)
 )
 
 

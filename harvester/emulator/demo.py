@@ -35,6 +35,7 @@ import numpy as np
 from harvester.clock import Clock, RealClock, ScaledClock
 from harvester.domain import Resources
 from harvester.models.tenant_slots import TenantSlot, slot_start
+from harvester.emulator.dynamics import Timing
 from harvester.emulator.server import EmulatorServer
 from harvester.emulator.state import Emulator, EmulatorConfig
 from harvester.emulator.workloads import Workload
@@ -113,10 +114,11 @@ class DemoLoad:
         ]
 
 
-def build_demo(clock: Clock, *, seed: int = 0, nodes_per_tenant: int = 3, load: DemoLoad | None = None) -> Emulator:
+def build_demo(clock: Clock, *, seed: int = 0, nodes_per_tenant: int = 3, load: DemoLoad | None = None,
+               timing: Timing | None = None) -> Emulator:
     """A seeded demo cluster on `clock` (see the module docstring); `load` defaults to one
-    starting at the clock's now."""
-    emu = Emulator(clock, EmulatorConfig(seed=seed))
+    starting at the clock's now; `timing` the NM and RM intervals (default: Hadoop's)."""
+    emu = Emulator(clock, EmulatorConfig(seed=seed, timing=timing or Timing()))
     w = Workload(emu)
     load = load or DemoLoad(seed=seed, start=clock.now(), nodes_per_tenant=nodes_per_tenant)
     ids: dict[str, list[str]] = {}

@@ -12,7 +12,9 @@ Three kinds of clocks drive everything; the emulator holds no per-scenario delay
 - Each NM's resource monitor samples every `monitor_interval_s` (yarn.nodemanager.resource-
   monitor.interval-ms, 3 s) at its own phase; a sample is the average over the interval and the
   RM shows it from the NM's next heartbeat on, so a load change appears 2-7 s late and in steps
-  (cpu-burn, cpu-contention). The emulated monitor integrates usage on a 1 s grid.
+  (cpu-burn, cpu-contention). The emulated monitor integrates usage on a `monitor_grid_s` grid
+  (1 s; a long emulated run, the whatif validation's week, may take a coarser grid with a monitor
+  interval that is a multiple of it: the primary patterns are then read once per grid point).
 - The reservation plan follower runs every `plan_step_s`
   (yarn.resourcemanager.reservation-system.planfollower.time-step, 1 s) at its own phase and
   rounds "now" UP to the step (AbstractSchedulerPlanFollower), so a reservation queue appears up
@@ -45,6 +47,7 @@ class Timing:
 
     heartbeat_s: float = 1.0
     monitor_interval_s: float = 3.0
+    monitor_grid_s: float = 1.0
     plan_step_s: float = 1.0
     container_start_s: float = 0.2
     process_exit_s: float = 0.01
@@ -94,7 +97,7 @@ def next_beats(now: float | np.ndarray, phases: np.ndarray, period: float = 1.0)
 class UtilizationSampler:
     """What each NM last reported, vectorized over nodes.
 
-    The monitor accumulates the instantaneous host and containers' CPU on a 1 s grid; a node
+    The monitor accumulates the instantaneous host and containers' CPU on the grid; a node
     whose sample falls due closes its window (the average over it) and the RM shows that sample
     from the node's next heartbeat (`publish_at`) on. Memory is sampled, not averaged.
     """
@@ -124,8 +127,8 @@ class UtilizationSampler:
 
     def sample(self, k: int, node_cpu: np.ndarray, cont_vcores: np.ndarray, node_mem: np.ndarray,
                cont_mem: np.ndarray, cont_vmem: np.ndarray, beats: np.ndarray) -> None:
-        """Grid point `k` (epoch seconds): accumulate; nodes due close their window, to be shown
-        at their next heartbeat `beats` (one per node)."""
+        """Grid point `k` (time / monitor_grid_s): accumulate; nodes due close their window, to
+        be shown at their next heartbeat `beats` (one per node)."""
         self._acc_node += node_cpu
         self._acc_cont += cont_vcores
         self._acc_n += 1

@@ -73,7 +73,10 @@ class Emulator:
         self.model = model if model is not None else ClusterModel()
         self.queues = QueueTree(self.config.queues, self.config.max_priority)
         self.events = EventQueue()
-        self.sampler = UtilizationSampler(max(1, int(round(self.timing.monitor_interval_s))))
+        self._grid_s = self.timing.monitor_grid_s
+        if self._grid_s <= 0:
+            raise ValueError(f"monitor_grid_s must be positive, got {self._grid_s}")
+        self.sampler = UtilizationSampler(max(1, int(round(self.timing.monitor_interval_s / self._grid_s))))
         self._rng = np.random.default_rng(self.config.seed)
         # per-node metadata the model does not hold
         self.http_addresses: list[str] = []
@@ -97,8 +100,8 @@ class Emulator:
         self.containers: dict[str, ContainerRecord] = {}
         self.nm_done: dict[int, list[str]] = {}  # node -> DONE containers the NM still lists
         self.primary_patterns: list[Callable[[float], None]] = []
-        self.tick_hooks: list[Callable[[float], None]] = []  # called at each monitor grid point (1 s)
-        self._tick_k = int(np.floor(self.now)) + 1
+        self.tick_hooks: list[Callable[[float], None]] = []  # called at each monitor grid point
+        self._tick_k = int(np.floor(self.now / self._grid_s)) + 1  # the next grid point is _tick_k × grid
         step = self.timing.plan_step_s
         self._next_follow = next_heartbeat(self.now, float(self._rng.random()) * step, step)
         self.apps_mgr = AppManager(self)
@@ -125,7 +128,7 @@ class Emulator:
                 t_dead = np.inf if t_dead is None else t_dead
                 t_ev = self.events.peek()
                 t_follow = self._next_follow
-                t_tick = float(self._tick_k)
+                t_tick = self._tick_k * self._grid_s
                 t_sched = self.scheduler.next_time()
                 nxt = min(t_dead, t_ev, t_follow, t_tick, t_sched)
                 if nxt > t:
@@ -149,8 +152,9 @@ class Emulator:
             self._publish(self.now)
 
     def _tick(self, k: int) -> None:
-        """A point of the NM resource monitors' 1 s grid: tenants' load, samples, hooks."""
-        t = float(k)
+        """Point `k` of the NM resource monitors' grid (t = k × monitor_grid_s): tenants' load,
+        samples, hooks."""
+        t = k * self._grid_s
         for pattern in self.primary_patterns:
             pattern(t)
         self._publish(t)

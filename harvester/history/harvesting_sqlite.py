@@ -159,9 +159,18 @@ class HarvestingSqlMixin:
         if not runs:
             return 0
         usage = [r for r in runs if r.usage is not None]
+        # a run seen again (the jobs loop re-reads a minute of overlap, and everything after a
+        # restart) comes back without what only its polls while it ran knew — its peak, its
+        # container-seconds, its launch (telemetry/rm_jobs.py pops them when first reported):
+        # the row keeps what the first sighting knew (the larger peak, the known values)
         self._write([
-            ("INSERT OR REPLACE INTO job_runs (app_id, job_name, started_at, finished_at, peak_containers, "
-             "container_seconds, launched_at, final_status, queue, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ("INSERT INTO job_runs (app_id, job_name, started_at, finished_at, peak_containers, "
+             "container_seconds, launched_at, final_status, queue, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+             "ON CONFLICT(app_id) DO UPDATE SET job_name = excluded.job_name, started_at = excluded.started_at, "
+             "finished_at = excluded.finished_at, peak_containers = MAX(peak_containers, excluded.peak_containers), "
+             "container_seconds = COALESCE(excluded.container_seconds, container_seconds), "
+             "launched_at = COALESCE(excluded.launched_at, launched_at), final_status = excluded.final_status, "
+             "queue = excluded.queue, origin = excluded.origin",
              [(r.app_id, r.job_name, r.started_at, r.finished_at, r.peak_containers, r.container_seconds,
                r.launched_at, r.final_status, r.queue, r.origin) for r in runs]),
             ("INSERT OR REPLACE INTO job_run_usage (app_id, step_s, origin_t, first_s, last_s, memory_mb, vcores) "

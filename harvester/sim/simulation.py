@@ -31,6 +31,7 @@ from harvester.history.sqlite import SqliteHistoryStore
 from harvester.sim.controller import ControllerContext, ControllerFactory, LoopDriver, resolve_controller
 from harvester.observability.progress import Progress
 from harvester.sim.engine import Engine
+from harvester.sim.given import GivenInputs
 from harvester.sim.metrics.collector import JobRecord, SimStats
 from harvester.sim.policies import PlacementPolicy, SimContext, TenantInfo, build_policy
 from harvester.sim.ports import SimActuator, SimJobRuns, SimTelemetrySource
@@ -73,7 +74,8 @@ class Simulation:
 
     def __init__(self, scenario: Scenario, *, traces_dir: str | Path | None = None, base_dir: str | Path | None = None,
                  policy: PlacementPolicy | None = None, controller: ControllerFactory | None = None,
-                 telemetry: TelemetrySource | None = None, actuator: Actuator | None = None) -> None:
+                 telemetry: TelemetrySource | None = None, actuator: Actuator | None = None,
+                 given: GivenInputs | None = None) -> None:
         t0 = time.perf_counter()
         self.scenario = sc = scenario
         seeds = np.random.SeedSequence(sc.seed).spawn(6)  # one independent stream per input
@@ -81,17 +83,27 @@ class Simulation:
             np.random.default_rng(s) for s in seeds)
         self.sources: dict[str, str] = {}
         self.store: SqliteHistoryStore | None = None  # the controller's history (SQLite :memory:)
-        self.load = build_load(sc, rng_tenants, traces_dir, base_dir, self.sources)
+        self.load = given.load if given is not None else build_load(sc, rng_tenants, traces_dir, base_dir, self.sources)
         self.start = sc.start_time
         cl = sc.cluster
         self.model = model = ClusterModel()
         vcores = max(1, int(round(cl.cores * cl.vcores_per_core)))
-        ids = [f"node{i:05d}.sim:8041" for i in range(cl.servers)]
-        model.add_nodes(ids, Resources(cl.memory_mb, vcores), float(cl.cores), rack_names(sc, traces_dir, base_dir))
-        model.set_primary_usage(0.0, np.full(cl.servers, cl.memory_mb * cl.primary_memory_fraction))
+        if given is None:
+            ids = [f"node{i:05d}.sim:8041" for i in range(cl.servers)]
+            model.add_nodes(ids, Resources(cl.memory_mb, vcores), float(cl.cores), rack_names(sc, traces_dir, base_dir))
+            model.set_primary_usage(0.0, np.full(cl.servers, cl.memory_mb * cl.primary_memory_fraction))
+        else:  # the nodes as recorded (sim/given.py), one add per run of equal shapes
+            ids = list(given.node_ids)
+            for lo, hi in given.shape_runs():
+                model.add_nodes(ids[lo:hi], given.totals[lo], float(given.physical_cores[lo]), given.racks[lo:hi])
+            model.set_primary_usage(0.0, np.asarray([t.memory_mb for t in given.totals], dtype=np.float64)
+                                    * cl.primary_memory_fraction)
         self.cores_per_vcore = cl.cores / vcores * sc.workload.task_cpu_fraction
-        self.jobs: list[JobSpec] = build_workload(sc, self.load, rng_jobs, traces_dir, base_dir, self.sources,
-                                                  cl.cores / vcores)
+        self.jobs: list[JobSpec] = (list(given.jobs) if given is not None else
+                                    build_workload(sc, self.load, rng_jobs, traces_dir, base_dir, self.sources,
+                                                   cl.cores / vcores))
+        if given is not None:
+            self.sources.update(given.sources)
         self.clock = SimClock(self.start)
         self.engine = Engine(self.clock, self.start)
         self.stats = SimStats()
