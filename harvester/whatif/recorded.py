@@ -8,7 +8,8 @@ OSDI'16 §3.2), the finished jobs with their skylines (`job_runs`), the SLO cont
 range; everything downstream (inputs.py) is pure.
 
 Per node, the primary load on the slot grid (`step_s`, 2 minutes) comes from, in order: the mean
-of its polls in the slot (primary vectors), else its tenant's average server in that slot (tenant
+of its polls in the slot (primary vectors, read for the replay and the `RAW_DAYS` before it that the
+simulated loops start with), else its tenant's average server in that slot (tenant
 slots: the embedded default's synthesized month has only these), else a gap, filled by the
 nearest known value of the node (counted, and said in the report).
 """
@@ -29,6 +30,7 @@ from harvester.models.hdfs_grid_model import GridModel
 from harvester.models.job_history import JobRun
 from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
 from harvester.models.slo_contract import SloContract
+from harvester.sim.live import RAW_DAYS
 
 DAY_S = 86400.0
 
@@ -102,10 +104,10 @@ def _nodes(store: HistoryStore, h: HarvestingSettings, vector_ids: set[str]) -> 
     return out
 
 
-def data_span(store: HistoryStore) -> tuple[float, float] | None:
+def data_span(store: HistoryStore, slots: list | None = None) -> tuple[float, float] | None:
     """(first, last) time of primary data: the tenant slots (every poll is folded into them, and
-    they outlive raw vectors), else the primary vectors; None if there is none."""
-    slots = store.tenant_slots(since=0.0)
+    they outlive raw vectors; `slots`: already read), else the primary vectors; None if none."""
+    slots = store.tenant_slots(since=0.0) if slots is None else slots
     if slots:
         return slots[0].start, slots[-1].start
     lo, hi = math.inf, -math.inf
@@ -120,7 +122,8 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
     """Read the last `days` of the store as the replay and up to `history_days` (default:
     `h.window_days`, the class model's window) before it as the past the loops start with."""
     step = float(h.sample_step_s)
-    span = data_span(store)
+    all_slots = store.tenant_slots(since=0.0)
+    span = data_span(store, all_slots)
     if span is None:
         raise WhatifInputError("the history store holds no primary load (no tenant slots, no primary vectors): "
                                "run the sidecar first (make run), or pass --store PATH of one that ran")
@@ -134,7 +137,9 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
     slots = int(round((end - past_start) / step))
     vector_ids: set[str] = set()
     blocks = []
-    for block in store.primary_vectors(since=past_start, until=end):
+    # per-node detail is needed for the replay and the raw days the loops start with (sim/live.py
+    # backfills RAW_DAYS of primary vectors); earlier slots are the tenant's average server anyway
+    for block in store.primary_vectors(since=max(past_start, replay_start - RAW_DAYS * DAY_S), until=end):
         vector_ids.update(block.node_ids)
         blocks.append(block)
     nodes = _nodes(store, h, vector_ids)
@@ -167,9 +172,9 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
     for i, n in enumerate(nodes):
         tenant_rows.setdefault(n.tenant, []).append(i)
     from_slots = np.zeros_like(from_vectors)
-    for s in store.tenant_slots(since=past_start, until=end, tenants=list(tenant_rows)):
+    for s in all_slots:
         k = int(round((s.start - past_start) / step))
-        if 0 <= k < slots and s.polls > 0:
+        if 0 <= k < slots and s.polls > 0 and s.tenant in tenant_rows:
             rows = np.asarray(tenant_rows[s.tenant])
             fill = rows[~from_vectors[rows, k]]
             util[fill, k] = s.util_sum / s.polls
