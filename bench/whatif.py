@@ -8,7 +8,7 @@ holds it (`store.node_sample_rows: false`: compact primary vectors, one per 2-mi
 periodic (daily sine), 35 % constant, 25 % bursty, each node its tenant's series with its own
 noise; ~2,000 finished jobs a day with skylines (200 daily recurring jobs, the rest ad hoc).
 Then times ONE `harvester whatif --config <bench settings> --policies <two>` (default 7 days
-replayed, the 23 before as the loops' past; the reserve-quantile runs are included) in a child
+replayed, the 23 before as the loops' past; --no-recommend: exactly the two runs) in a child
 process; peak RSS is the largest of that process and its pool workers (RUSAGE_CHILDREN).
 Targets: < 300 s on two cores, < 2,000 MB. Writes bench/results/whatif.json (keys merged).
 """
@@ -135,7 +135,7 @@ def main() -> int:
     print(f"store: {facts} in {synth_s:.1f} s ({store.stat().st_size / 1e6:.0f} MB)", flush=True)
     cfg = settings_file(folder, store, max(1, args.nodes // 20))
     cmd = [sys.executable, "-m", "harvester", "whatif", "--config", str(cfg), "--policies", args.policies,
-           "--processes", str(args.processes), "--out", str(folder / "report"), "--quiet"]
+           "--processes", str(args.processes), "--out", str(folder / "report"), "--quiet", "--no-recommend"]
     load = os.getloadavg()[0]
     t1 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
