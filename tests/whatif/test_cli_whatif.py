@@ -52,3 +52,28 @@ def test_store_and_config_are_exclusive(tmp_path: Path, capsys: pytest.CaptureFi
     with pytest.raises(SystemExit) as exc:
         main(["whatif", "--store", "a.db", "--config", "b.yaml"])
     assert exc.value.code == 2
+
+
+def test_progress_file_says_why_it_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    prog = tmp_path / "p" / "progress.json"
+    code, _ = run(capsys, "--store", str(tmp_path / "nope.db"), "--out", str(tmp_path / "o"), "--progress-json", str(prog))
+    doc = json.loads(prog.read_text())
+    assert code == 2 and doc["stage"].startswith("failed: no history store")
+    assert set(doc) == {"fraction", "stage", "started", "updated"}
+
+
+def test_progress_file_is_atomic_json_with_an_injected_clock(tmp_path: Path) -> None:
+    import json
+
+    from harvester.whatif.progress import ProgressFile
+
+    t = iter([100.0, 101.5, 103.0])
+    p = ProgressFile(tmp_path / "x.json", bar=False, clock=lambda: next(t))
+    p(0.25, "reading")
+    assert json.loads((tmp_path / "x.json").read_text()) == {"fraction": 0.25, "stage": "reading", "started": 100.0,
+                                                            "updated": 101.5}
+    p(0.1, "later stage")  # never goes back
+    assert json.loads((tmp_path / "x.json").read_text())["fraction"] == 0.25
+    assert [f.name for f in tmp_path.iterdir()] == ["x.json"]  # no temporary file left
