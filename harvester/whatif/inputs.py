@@ -54,6 +54,7 @@ class Coverage:
     reimages: int
     drain_s: float
     cannot_know: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = field(default_factory=tuple)   # what was left out while reading
 
 
 def fill_gaps(util: np.ndarray, tenant_of: np.ndarray) -> tuple[np.ndarray, int, int]:
@@ -179,7 +180,7 @@ def build_inputs(rec: Recorded) -> tuple[GivenInputs, Coverage]:
         jobs_with_skyline=sum(1 for r in rec.jobs if r.usage is not None),
         jobs_not_succeeded=sum(1 for r in rec.jobs if not r.succeeded), recurring_names=len(per),
         slo_contracts=len(rec.slos), datanodes=len(rec.datanodes), reimages=len(rec.reimages), drain_s=drain,
-        cannot_know=CANNOT_KNOW)
+        cannot_know=CANNOT_KNOW, notes=tuple(rec.notes))
     return given, cov
 
 

@@ -78,30 +78,32 @@ class Recorded:
         return int(round((self.end - self.replay_start) / self.step_s))
 
 
-def _nodes(store: HistoryStore, h: HarvestingSettings, vector_ids: set[str]) -> list[Node]:
-    """Every NodeManager the store knows, with its first-seen size and the tenant rules' tenant."""
+def _nodes(store: HistoryStore, h: HarvestingSettings, vector_ids: set[str], since: float) -> tuple[list[Node], int]:
+    """Every NodeManager the store knows, with its first-seen size and the tenant rules' tenant
+    (a node's last raw sample since `since` fills what the baseline and settings lack), and how
+    many were left out (size, cores or tenant unknown)."""
     baselines = store.node_baselines()
     ids = sorted(set(baselines) | vector_ids | set(store.node_ids()))
     out = []
+    left_out = 0
     for nid in ids:
         b = baselines.get(nid)
         host = b.hostname if b is not None else nid.rsplit(":", 1)[0]
         sample = None
         if b is None or configured_physical_cores(h, nid, host) is None:
-            recent = store.node_samples(since=0.0, node_ids=[nid])
+            recent = store.node_samples(since=since, node_ids=[nid])
             sample = recent[-1] if recent else None
         cores = configured_physical_cores(h, nid, host)
         if cores is None and sample is not None:
             cores = sample.physical_cores
         total = b.resources if b is not None else (sample.total if sample is not None else None)
-        if total is None or not cores:
-            continue  # size unknown: left out (counted by the caller)
-        owner = resolve_tenant(h, NodeIdentity(nid, host, total, cores))
-        if owner is None:
+        owner = None if total is None or not cores else resolve_tenant(h, NodeIdentity(nid, host, total, cores))
+        if owner is None or total is None or not cores:
+            left_out += 1
             continue
         out.append(Node(nid, host, owner[0], owner[1], total, float(cores),
                         sample.rack if sample is not None and sample.rack else "/default-rack"))
-    return out
+    return out, left_out
 
 
 def data_span(store: HistoryStore, slots: list | None = None) -> tuple[float, float] | None:
@@ -142,7 +144,7 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
     for block in store.primary_vectors(since=max(past_start, replay_start - RAW_DAYS * DAY_S), until=end):
         vector_ids.update(block.node_ids)
         blocks.append(block)
-    nodes = _nodes(store, h, vector_ids)
+    nodes, left_out = _nodes(store, h, vector_ids, since=replay_start - RAW_DAYS * DAY_S)
     if not nodes:
         raise WhatifInputError("the history store knows no NodeManager with a size and a tenant "
                                "(node baselines / samples, harvesting.tenants / node_resources)")
@@ -183,4 +185,6 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
             if replay_start <= r.started_at < end]
     return Recorded(nodes, step, past_start, replay_start, end, util, from_vectors, from_slots, jobs,
                     store.slo_contracts(), store.hdfs_datanodes(),
-                    store.hdfs_reimages(since=past_start, until=end), store.hdfs_grid())
+                    store.hdfs_reimages(since=past_start, until=end), store.hdfs_grid(),
+                    [f"{left_out} NodeManagers left out: size, physical cores or tenant unknown "
+                     "(node_resources, tenant rules with unmatched_nodes: ignore)"] if left_out else [])

@@ -115,6 +115,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
               f"{cov['slo_contracts']} SLO contracts",
               f"- DataNodes: {cov['datanodes']}, reimages: {cov['reimages']}",
               f"- drain after the replay: {cov['drain_s'] / 3600:.1f} h (the last recorded day repeated)",
+              *[f"- {n}" for n in cov.get("notes", [])],
               "", "What it cannot know:", ""]
     lines += [f"- {x}" for x in cov["cannot_know"]]
     lines += ["", "Figures: `whatif_policies.png` (per-policy bars), `whatif_job_time_cdf.png`.", ""]

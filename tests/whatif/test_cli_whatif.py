@@ -77,3 +77,10 @@ def test_progress_file_is_atomic_json_with_an_injected_clock(tmp_path: Path) -> 
     p(0.1, "later stage")  # never goes back
     assert json.loads((tmp_path / "x.json").read_text())["fraction"] == 0.25
     assert [f.name for f in tmp_path.iterdir()] == ["x.json"]  # no temporary file left
+
+
+def test_no_finished_job_to_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b = build(str(tmp_path / "idle.db"), days=0.3, jobs_per_hour=0.0)
+    b.store.close()
+    code, err = run(capsys, "--store", str(tmp_path / "idle.db"), "--out", str(tmp_path / "o"))
+    assert code == 2 and len(err) == 1 and "no finished job" in err[0]
