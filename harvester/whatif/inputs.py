@@ -62,6 +62,8 @@ def fill_gaps(util: np.ndarray, tenant_of: np.ndarray) -> tuple[np.ndarray, int,
     mean per slot (0 where none is known). Returns (filled float32, gaps filled, empty nodes)."""
     out = util.astype(np.float32, copy=True)
     gaps = int(np.isnan(out).sum())
+    if gaps == 0:
+        return out, 0, 0
     n, m = out.shape
     idx = np.where(~np.isnan(out), np.arange(m)[None, :], -1)
     np.maximum.accumulate(idx, axis=1, out=idx)

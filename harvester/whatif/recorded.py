@@ -174,13 +174,21 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
     for i, n in enumerate(nodes):
         tenant_rows.setdefault(n.tenant, []).append(i)
     from_slots = np.zeros_like(from_vectors)
-    for s in all_slots:
-        k = int(round((s.start - past_start) / step))
-        if 0 <= k < slots and s.polls > 0 and s.tenant in tenant_rows:
-            rows = np.asarray(tenant_rows[s.tenant])
-            fill = rows[~from_vectors[rows, k]]
-            util[fill, k] = s.util_sum / s.polls
-            from_slots[fill, k] = True
+    names = sorted(tenant_rows)
+    t_of = {t: i for i, t in enumerate(names)}
+    pick = [(t_of[x.tenant], x.start, x.util_sum / x.polls) for x in all_slots if x.polls > 0 and x.tenant in t_of]
+    del all_slots
+    if pick:
+        cols = np.asarray(pick, dtype=np.float64).T
+        k = np.rint((cols[1] - past_start) / step).astype(np.int64)
+        ok = (k >= 0) & (k < slots)
+        tenant_util = np.full((len(names), slots), np.nan, dtype=np.float32)
+        tenant_util[cols[0][ok].astype(np.int64), k[ok]] = cols[2][ok]
+        for t, name in enumerate(names):
+            rows = np.asarray(tenant_rows[name])
+            fill = ~from_vectors[rows] & ~np.isnan(tenant_util[t])[None, :]
+            util[rows] = np.where(fill, tenant_util[t][None, :], util[rows])
+            from_slots[rows] = fill
     jobs = [r for r in store.job_runs(since=replay_start, until=end + DAY_S, with_usage=True)
             if replay_start <= r.started_at < end]
     return Recorded(nodes, step, past_start, replay_start, end, util, from_vectors, from_slots, jobs,
