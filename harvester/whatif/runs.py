@@ -132,6 +132,8 @@ def run_one(spec: RunSpec, base: Mapping[str, Any], deadlines: Mapping[str, Dead
 def run_all(specs: Sequence[RunSpec], base: Mapping[str, Any], deadlines: Mapping[str, Deadline], inputs: Path,
             processes: int, done: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """Every spec on a pool of `processes` (1: in this process), in spec order."""
+    if not specs:
+        return []
     if processes <= 1:
         _load(str(inputs))
         out = []

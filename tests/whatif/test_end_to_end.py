@@ -58,3 +58,12 @@ def test_recommended_quantile_and_pool(tmp_path: Path) -> None:
     assert (rec["recommended"] == 0.95) == ("yarn-h@q0.95" not in doc["variants"])
     alg1 = next(v for v in doc["verdicts"] if v["technique"] == "Algorithm 1")
     assert alg1["decision"] in ("turn it on", "leave it off")
+
+
+@pytest.mark.slow
+def test_only_the_morpheus_and_hdfs_comparisons(tmp_path: Path) -> None:
+    path, h = small_store(tmp_path)
+    doc = run_whatif(path, harvesting=h, days=0.25, policies=["morpheus", "hdfs-h"], out=tmp_path / "out", processes=2)
+    assert doc["policies"] == {} and doc["recommended_reserve"] is None
+    assert doc["hdfs"]["measured"] is False and "reimage" in doc["hdfs"]["why"]
+    assert {v["decision"] for v in doc["verdicts"] if v["technique"] != "Morpheus"} == {"not measured"}
