@@ -5,7 +5,7 @@ The store is the settings file's (`store.path`; no --config: the embedded defaul
 `make run` fills) or `--store PATH` (read with the embedded default's harvesting settings unless
 --config is given too). Writes `<out>/whatif.json`, `<out>/whatif.md` and figures; default out
 `var/whatif/<UTC timestamp>`. Progress: a bar on a terminal's stderr; `--progress-json PATH`
-(atomic JSON, whatif/progress.py) for another process. Exit 0 ok, 1 a run failed, 2 bad input
+(atomic JSON, whatif/progress.py) for another process; a failure ends it with stage "failed: <why>". Exit 0 ok, 1 a run failed, 2 bad input
 (missing or empty store, too little history, bad settings or options) with one line.
 """
 
@@ -63,8 +63,10 @@ def cmd_whatif(args: argparse.Namespace) -> int:
                          poll_interval_s=settings.telemetry.poll_interval_s, days=args.days, policies=args.policies,
                          out=out, processes=args.processes, recommend=not args.no_recommend, progress=progress)
     except WhatifInputError as exc:
+        progress(progress.fraction, f"failed: {exc}")
         return fail(EXIT_CONFIG, str(exc))
     except Exception as exc:  # noqa: BLE001 - one line, exit 1 (a run failed)
+        progress(progress.fraction, f"failed: {type(exc).__name__}: {exc}")
         return fail(EXIT_FAILURE, f"whatif failed: {type(exc).__name__}: {exc}")
     finally:
         progress.close()

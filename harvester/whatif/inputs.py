@@ -54,6 +54,7 @@ class Coverage:
     reimages: int
     drain_s: float
     cannot_know: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = field(default_factory=tuple)   # what was left out while reading
 
 
 def fill_gaps(util: np.ndarray, tenant_of: np.ndarray) -> tuple[np.ndarray, int, int]:
@@ -61,6 +62,8 @@ def fill_gaps(util: np.ndarray, tenant_of: np.ndarray) -> tuple[np.ndarray, int,
     mean per slot (0 where none is known). Returns (filled float32, gaps filled, empty nodes)."""
     out = util.astype(np.float32, copy=True)
     gaps = int(np.isnan(out).sum())
+    if gaps == 0:
+        return out, 0, 0
     n, m = out.shape
     idx = np.where(~np.isnan(out), np.arange(m)[None, :], -1)
     np.maximum.accumulate(idx, axis=1, out=idx)
@@ -179,7 +182,7 @@ def build_inputs(rec: Recorded) -> tuple[GivenInputs, Coverage]:
         jobs_with_skyline=sum(1 for r in rec.jobs if r.usage is not None),
         jobs_not_succeeded=sum(1 for r in rec.jobs if not r.succeeded), recurring_names=len(per),
         slo_contracts=len(rec.slos), datanodes=len(rec.datanodes), reimages=len(rec.reimages), drain_s=drain,
-        cannot_know=CANNOT_KNOW)
+        cannot_know=CANNOT_KNOW, notes=tuple(rec.notes))
     return given, cov
 
 

@@ -8,7 +8,8 @@ OSDI'16 §3.2), the finished jobs with their skylines (`job_runs`), the SLO cont
 range; everything downstream (inputs.py) is pure.
 
 Per node, the primary load on the slot grid (`step_s`, 2 minutes) comes from, in order: the mean
-of its polls in the slot (primary vectors), else its tenant's average server in that slot (tenant
+of its polls in the slot (primary vectors, read for the replay and the `RAW_DAYS` before it that the
+simulated loops start with), else its tenant's average server in that slot (tenant
 slots: the embedded default's synthesized month has only these), else a gap, filled by the
 nearest known value of the node (counted, and said in the report).
 """
@@ -29,6 +30,7 @@ from harvester.models.hdfs_grid_model import GridModel
 from harvester.models.job_history import JobRun
 from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
 from harvester.models.slo_contract import SloContract
+from harvester.sim.live import RAW_DAYS
 
 DAY_S = 86400.0
 
@@ -76,36 +78,38 @@ class Recorded:
         return int(round((self.end - self.replay_start) / self.step_s))
 
 
-def _nodes(store: HistoryStore, h: HarvestingSettings, vector_ids: set[str]) -> list[Node]:
-    """Every NodeManager the store knows, with its first-seen size and the tenant rules' tenant."""
+def _nodes(store: HistoryStore, h: HarvestingSettings, vector_ids: set[str], since: float) -> tuple[list[Node], int]:
+    """Every NodeManager the store knows, with its first-seen size and the tenant rules' tenant
+    (a node's last raw sample since `since` fills what the baseline and settings lack), and how
+    many were left out (size, cores or tenant unknown)."""
     baselines = store.node_baselines()
     ids = sorted(set(baselines) | vector_ids | set(store.node_ids()))
     out = []
+    left_out = 0
     for nid in ids:
         b = baselines.get(nid)
         host = b.hostname if b is not None else nid.rsplit(":", 1)[0]
         sample = None
         if b is None or configured_physical_cores(h, nid, host) is None:
-            recent = store.node_samples(since=0.0, node_ids=[nid])
+            recent = store.node_samples(since=since, node_ids=[nid])
             sample = recent[-1] if recent else None
         cores = configured_physical_cores(h, nid, host)
         if cores is None and sample is not None:
             cores = sample.physical_cores
         total = b.resources if b is not None else (sample.total if sample is not None else None)
-        if total is None or not cores:
-            continue  # size unknown: left out (counted by the caller)
-        owner = resolve_tenant(h, NodeIdentity(nid, host, total, cores))
-        if owner is None:
+        owner = None if total is None or not cores else resolve_tenant(h, NodeIdentity(nid, host, total, cores))
+        if owner is None or total is None or not cores:
+            left_out += 1
             continue
         out.append(Node(nid, host, owner[0], owner[1], total, float(cores),
                         sample.rack if sample is not None and sample.rack else "/default-rack"))
-    return out
+    return out, left_out
 
 
-def data_span(store: HistoryStore) -> tuple[float, float] | None:
+def data_span(store: HistoryStore, slots: list | None = None) -> tuple[float, float] | None:
     """(first, last) time of primary data: the tenant slots (every poll is folded into them, and
-    they outlive raw vectors), else the primary vectors; None if there is none."""
-    slots = store.tenant_slots(since=0.0)
+    they outlive raw vectors; `slots`: already read), else the primary vectors; None if none."""
+    slots = store.tenant_slots(since=0.0) if slots is None else slots
     if slots:
         return slots[0].start, slots[-1].start
     lo, hi = math.inf, -math.inf
@@ -120,7 +124,8 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
     """Read the last `days` of the store as the replay and up to `history_days` (default:
     `h.window_days`, the class model's window) before it as the past the loops start with."""
     step = float(h.sample_step_s)
-    span = data_span(store)
+    all_slots = store.tenant_slots(since=0.0)
+    span = data_span(store, all_slots)
     if span is None:
         raise WhatifInputError("the history store holds no primary load (no tenant slots, no primary vectors): "
                                "run the sidecar first (make run), or pass --store PATH of one that ran")
@@ -134,10 +139,12 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
     slots = int(round((end - past_start) / step))
     vector_ids: set[str] = set()
     blocks = []
-    for block in store.primary_vectors(since=past_start, until=end):
+    # per-node detail is needed for the replay and the raw days the loops start with (sim/live.py
+    # backfills RAW_DAYS of primary vectors); earlier slots are the tenant's average server anyway
+    for block in store.primary_vectors(since=max(past_start, replay_start - RAW_DAYS * DAY_S), until=end):
         vector_ids.update(block.node_ids)
         blocks.append(block)
-    nodes = _nodes(store, h, vector_ids)
+    nodes, left_out = _nodes(store, h, vector_ids, since=replay_start - RAW_DAYS * DAY_S)
     if not nodes:
         raise WhatifInputError("the history store knows no NodeManager with a size and a tenant "
                                "(node baselines / samples, harvesting.tenants / node_resources)")
@@ -167,15 +174,25 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
     for i, n in enumerate(nodes):
         tenant_rows.setdefault(n.tenant, []).append(i)
     from_slots = np.zeros_like(from_vectors)
-    for s in store.tenant_slots(since=past_start, until=end, tenants=list(tenant_rows)):
-        k = int(round((s.start - past_start) / step))
-        if 0 <= k < slots and s.polls > 0:
-            rows = np.asarray(tenant_rows[s.tenant])
-            fill = rows[~from_vectors[rows, k]]
-            util[fill, k] = s.util_sum / s.polls
-            from_slots[fill, k] = True
+    names = sorted(tenant_rows)
+    t_of = {t: i for i, t in enumerate(names)}
+    pick = [(t_of[x.tenant], x.start, x.util_sum / x.polls) for x in all_slots if x.polls > 0 and x.tenant in t_of]
+    del all_slots
+    if pick:
+        cols = np.asarray(pick, dtype=np.float64).T
+        k = np.rint((cols[1] - past_start) / step).astype(np.int64)
+        ok = (k >= 0) & (k < slots)
+        tenant_util = np.full((len(names), slots), np.nan, dtype=np.float32)
+        tenant_util[cols[0][ok].astype(np.int64), k[ok]] = cols[2][ok]
+        for t, name in enumerate(names):
+            rows = np.asarray(tenant_rows[name])
+            fill = ~from_vectors[rows] & ~np.isnan(tenant_util[t])[None, :]
+            util[rows] = np.where(fill, tenant_util[t][None, :], util[rows])
+            from_slots[rows] = fill
     jobs = [r for r in store.job_runs(since=replay_start, until=end + DAY_S, with_usage=True)
             if replay_start <= r.started_at < end]
     return Recorded(nodes, step, past_start, replay_start, end, util, from_vectors, from_slots, jobs,
                     store.slo_contracts(), store.hdfs_datanodes(),
-                    store.hdfs_reimages(since=past_start, until=end), store.hdfs_grid())
+                    store.hdfs_reimages(since=past_start, until=end), store.hdfs_grid(),
+                    [f"{left_out} NodeManagers left out: size, physical cores or tenant unknown "
+                     "(node_resources, tenant rules with unmatched_nodes: ignore)"] if left_out else [])

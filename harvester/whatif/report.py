@@ -115,6 +115,7 @@ def markdown(doc: Mapping[str, Any]) -> str:
               f"{cov['slo_contracts']} SLO contracts",
               f"- DataNodes: {cov['datanodes']}, reimages: {cov['reimages']}",
               f"- drain after the replay: {cov['drain_s'] / 3600:.1f} h (the last recorded day repeated)",
+              *[f"- {n}" for n in cov.get("notes", [])],
               "", "What it cannot know:", ""]
     lines += [f"- {x}" for x in cov["cannot_know"]]
     lines += ["", "Figures: `whatif_policies.png` (per-policy bars), `whatif_job_time_cdf.png`.", ""]
@@ -148,10 +149,13 @@ def plots(doc: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], out: Path) 
         t = np.sort(np.asarray(r.get("job_times_s") or [], dtype=float))
         if t.size:
             ax.plot(t, np.arange(1, t.size + 1) / t.size, label=r["label"])
-    ax.set_xscale("log")
     ax.set_xlabel("job time (s, submission to finish; unfinished: lower bound)")
     ax.set_ylabel("fraction of jobs")
-    ax.legend(fontsize=8)
+    if ax.lines:
+        ax.set_xscale("log")
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no YARN run", ha="center", va="center", transform=ax.transAxes)
     fig.tight_layout()
     p = out / "whatif_job_time_cdf.png"
     fig.savefig(p, dpi=110)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import math
 import pickle
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,14 +122,18 @@ def run_one(spec: RunSpec, base: Mapping[str, Any], deadlines: Mapping[str, Dead
 
     assert _GIVEN is not None, "inputs not loaded"
     sc = parse_scenario(scenario_for(base, spec), where=f"whatif {spec.label}")
+    cpu0 = time.process_time()
     sim = Simulation(sc, given=_GIVEN)
-    return {"policy": spec.policy, "quantile": spec.quantile, "label": spec.label,
-            **metrics_of(sim.run(), deadlines)}
+    out = {"policy": spec.policy, "quantile": spec.quantile, "label": spec.label, **metrics_of(sim.run(), deadlines)}
+    out["cpu_s"] = time.process_time() - cpu0  # the run's CPU time (wall_s is loaded by whatever else runs)
+    return out
 
 
 def run_all(specs: Sequence[RunSpec], base: Mapping[str, Any], deadlines: Mapping[str, Deadline], inputs: Path,
             processes: int, done: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """Every spec on a pool of `processes` (1: in this process), in spec order."""
+    if not specs:
+        return []
     if processes <= 1:
         _load(str(inputs))
         out = []

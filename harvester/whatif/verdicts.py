@@ -77,6 +77,10 @@ class Verdict:
     changes: Mapping[str, float]
 
 
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:,.1f}" if abs(x) < 1000 else f"{x:,.0f}"
+
+
 def _pct(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:+.1%}"
 
@@ -91,14 +95,15 @@ def verdict(t: Technique, figures: Mapping[str, Mapping[str, float | None]]) -> 
           if a.get(k) is not None and b.get(k) is not None}
     goal = ch[t.goal]
     worse = [k for k in t.guarded if ch.get(k, 0.0) > MATERIAL]
-    what = f"here {t.name} would change {LABELS[t.goal]} by {_pct(goal)} against {t.baseline}"
+    what = (f"here {t.name} would change {LABELS[t.goal]} by {_pct(goal)} against {t.baseline} "
+            f"({_num(b[t.goal])} → {_num(a[t.goal])})")
     if worse:
         why = ", ".join(f"{LABELS[k]} {_pct(ch[k])}" for k in worse)
         return Verdict(t.name, t.candidate, t.baseline, "leave it off", goal, f"{what}, but {why}: leave it off", ch)
     if goal < -MATERIAL:
         return Verdict(t.name, t.candidate, t.baseline, "turn it on", goal, f"{what}: turn it on", ch)
-    return Verdict(t.name, t.candidate, t.baseline, "leave it off", goal,
-                   f"{what} (less than {MATERIAL:.0%} better): leave it off", ch)
+    why = "worse" if goal > MATERIAL else f"less than {MATERIAL:.0%} better"
+    return Verdict(t.name, t.candidate, t.baseline, "leave it off", goal, f"{what}, {why}: leave it off", ch)
 
 
 def verdicts(figures: Mapping[str, Mapping[str, float | None]]) -> list[Verdict]:

@@ -101,3 +101,13 @@ def test_scenario_validates_and_errors() -> None:
 
     with pytest.raises(WhatifInputError, match="no primary load"):
         read_recorded(SqliteHistoryStore(":memory:"), b.harvesting, days=1.0)
+
+
+def test_nodes_without_a_tenant_are_left_out_and_said() -> None:
+    b = build()
+    h = b.harvesting.model_copy(update={"tenants": b.harvesting.tenants[:1], "unmatched_nodes": "ignore"})
+    rec = read_recorded(b.store, h, days=1.0)
+    assert {n.tenant for n in rec.nodes} == {"t0"} and len(rec.nodes) == 3
+    assert rec.notes and rec.notes[0].startswith("3 NodeManagers left out")
+    _, cov = build_inputs(rec)
+    assert cov.notes == tuple(rec.notes)
