@@ -48,6 +48,7 @@ from harvester.models.margins import ClassMargin, MarginModel
 
 BINS = 1000          # histogram resolution: 0.1 % of a node's cores
 GAP_FACTOR = 2.5     # consecutive samples further apart than this many intervals are not one window
+CHUNK_VALUES = 1 << 22  # values folded at once (16 MB of float32): bounds the temporaries of a fold
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -90,14 +91,25 @@ class RiseHistogram:
         self.counts = np.zeros((classes, BINS + 1), dtype=np.int64)
 
     def add(self, values: np.ndarray, class_of: np.ndarray, k: int) -> None:
-        """Fold every complete window of a gap-free run of polls `values` [polls × nodes]."""
-        if values.shape[0] <= k:
+        """Fold every complete window of a gap-free run of polls `values` [polls × nodes]: the rises
+        at rows 0 .. len − k − 1. Rows are taken `CHUNK_VALUES` values at a time (with k rows of
+        look-ahead), so the temporaries stay bounded whatever the block size."""
+        polls, nodes = values.shape
+        if polls <= k:
             return
+        width = BINS + 1
+        offset = (np.where(class_of >= 0, class_of, self.classes) * width).astype(np.int32)[None, :]
+        step = max(1, CHUNK_VALUES // max(1, nodes))
+        for lo in range(0, polls - k, step):
+            hi = min(polls - k, lo + step)  # rises at rows lo .. hi − 1
+            self._add_rows(values[lo:hi + k], offset, k)
+
+    def _add_rows(self, values: np.ndarray, offset: np.ndarray, k: int) -> None:
         ahead = _sliding_max(values[1:], k)
         if ahead.base is not None:  # k = 1: a view of the caller's values, which must not change
             ahead = ahead.copy()
         base = values[: ahead.shape[0]]
-        rise = np.subtract(ahead, base, out=ahead)  # in place: a block is tens of millions of values
+        rise = np.subtract(ahead, base, out=ahead)  # in place
         unknown = np.isnan(rise)  # unknown sample, or no known sample ahead
         rise[unknown] = 0.0
         np.clip(rise, 0.0, 1.0, out=rise)
@@ -106,7 +118,7 @@ class RiseHistogram:
         np.ceil(rise, out=rise)
         width = BINS + 1
         key = rise.astype(np.int32)
-        key += (np.where(class_of >= 0, class_of, self.classes) * width).astype(np.int32)[None, :]
+        key += offset
         key[unknown] = self.classes * width
         counts = np.bincount(key.ravel(), minlength=(self.classes + 1) * width)
         self.counts += counts[: self.classes * width].reshape(self.classes, width)
@@ -128,19 +140,29 @@ class RiseHistogram:
 
 
 class RiseAccumulator:
-    """Streams `PrimaryBlock`s (time order) into a `RiseHistogram` for the classes given per node."""
+    """Streams `PrimaryBlock`s (time order) into a `RiseHistogram` for the classes given per node.
 
-    def __init__(self, node_class: Mapping[str, int], classes: int, *, horizon_s: float) -> None:
+    `interval_s` fixes the sample interval (else the median step of the first block of two polls
+    or more); `unfolded_from` is the time of the first poll whose window is not complete yet (the
+    carry), None when every poll seen was folded or broken off by a gap."""
+
+    def __init__(self, node_class: Mapping[str, int], classes: int, *, horizon_s: float,
+                 interval_s: float | None = None) -> None:
         self.node_class = node_class
         self.hist = RiseHistogram(classes)
         self.horizon_s = horizon_s
-        self.interval_s: float | None = None
+        self.interval_s: float | None = interval_s
         self._carry: tuple[tuple[str, ...], np.ndarray, np.ndarray] | None = None
+        self._class_of: tuple[tuple[str, ...], np.ndarray] | None = None
 
     @property
     def k(self) -> int:
         assert self.interval_s is not None
         return horizon_samples(self.horizon_s, self.interval_s)
+
+    @property
+    def unfolded_from(self) -> float | None:
+        return None if self._carry is None or not self._carry[1].size else float(self._carry[1][0])
 
     def add(self, block: PrimaryBlock) -> None:
         times, values = block.times, block.values
@@ -155,12 +177,19 @@ class RiseAccumulator:
         if carry is not None and carry[0] == block.node_ids and times[0] - carry[1][-1] <= GAP_FACTOR * self.interval_s:
             times = np.concatenate([carry[1], times])
             values = np.concatenate([carry[2], values])
-        class_of = np.fromiter((self.node_class.get(n, -1) for n in block.node_ids), np.int64, len(block.node_ids))
+        if self._class_of is None or self._class_of[0] != block.node_ids:
+            self._class_of = (block.node_ids, np.fromiter((self.node_class.get(n, -1) for n in block.node_ids), np.int64,
+                                                          len(block.node_ids)))
+        class_of = self._class_of[1]
         cuts = np.flatnonzero(np.diff(times) > GAP_FACTOR * self.interval_s) + 1
         for lo, hi in zip(np.r_[0, cuts].tolist(), np.r_[cuts, times.size].tolist()):
-            self.hist.add(values[lo:hi], class_of, k)
+            self._fold(times[lo:hi], values[lo:hi], class_of, k)
         keep = min(k, times.size - (cuts[-1] if cuts.size else 0))
-        self._carry = (block.node_ids, times[-keep:], values[-keep:])
+        self._carry = (block.node_ids, times[-keep:].copy(), values[-keep:].copy())
+
+    def _fold(self, times: np.ndarray, values: np.ndarray, class_of: np.ndarray, k: int) -> None:
+        """Fold a gap-free run (rises at its first len − k polls)."""
+        self.hist.add(values, class_of, k)
 
 
 @lru_cache(maxsize=64)
@@ -197,13 +226,32 @@ def fit_reaction_margins(
     acc = RiseAccumulator({n: index[c] for n, c in node_class.items() if c in index}, len(class_ids), horizon_s=horizon_s)
     for block in blocks:
         acc.add(block)
-    sample_s = acc.interval_s or interval_s
+    return margins_from_histogram(acc.hist, class_ids, horizon_s=horizon_s, quantile=quantile, coarse=coarse,
+                                  sample_s=acc.interval_s or interval_s, min_windows=min_windows, version=version,
+                                  fitted_at=fitted_at)
+
+
+def margins_from_histogram(
+    hist: RiseHistogram,
+    class_ids: Sequence[str],
+    *,
+    horizon_s: float,
+    quantile: float,
+    coarse: MarginModel | None,
+    sample_s: float,
+    min_windows: int,
+    version: int,
+    fitted_at: float,
+) -> MarginModel:
+    """The margins of `fit_reaction_margins` from rises already counted per class (row i = class_ids[i])."""
+    if not 0 < quantile < 1:
+        raise ValueError(f"quantile must be in (0, 1), got {quantile}")
     k = horizon_samples(horizon_s, sample_s)
     margins = []
     for i, cid in enumerate(class_ids):
-        n = acc.hist.total(i)
+        n = hist.total(i)
         if n >= min_windows:
-            margins.append(ClassMargin(cid, quantile, acc.hist.quantile(i, quantile), n, acc.hist.mean(i),
+            margins.append(ClassMargin(cid, quantile, hist.quantile(i, quantile), n, hist.mean(i),
                                        f"raw: {n:,} windows of {k} samples at {sample_s:g} s"))
             continue
         slot = None if coarse is None else coarse.margin(cid)
