@@ -48,7 +48,7 @@ from harvester.models.margins import ClassMargin, MarginModel
 
 BINS = 1000          # histogram resolution: 0.1 % of a node's cores
 GAP_FACTOR = 2.5     # consecutive samples further apart than this many intervals are not one window
-CHUNK_VALUES = 1 << 22  # values folded at once (16 MB of float32): bounds the temporaries of a fold
+CHUNK_VALUES = 1 << 20  # values folded at once (4 MB of float32, cache-sized): bounds the temporaries of a fold
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -83,6 +83,29 @@ def _sliding_max(y: np.ndarray, k: int) -> np.ndarray:
     return m
 
 
+def _sliding_max_into(y: np.ndarray, k: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`_sliding_max(y, k)` computed in the flat float32 buffers a and b (the result is a view of
+    one of them, never of y)."""
+    n, cols = y.shape
+    m, w, bufs = y, 1, (a, b)
+    i = 0
+    while 2 * w <= k:
+        out = bufs[i % 2][: (m.shape[0] - w) * cols].reshape(m.shape[0] - w, cols)
+        m = np.fmax(m[:-w], m[w:], out=out)
+        w *= 2
+        i += 1
+    if w < k:
+        d = k - w
+        out = bufs[i % 2][: (m.shape[0] - d) * cols].reshape(m.shape[0] - d, cols)
+        m = np.fmax(m[: m.shape[0] - d], m[d:], out=out)
+        i += 1
+    if i == 0:  # k = 1: the samples themselves, copied so the caller's values never change
+        out = a[: n * cols].reshape(n, cols)
+        np.copyto(out, y)
+        m = out
+    return m
+
+
 class RiseHistogram:
     """Rises within the horizon per class, counted in bins of 1/BINS of the cores (mergeable)."""
 
@@ -92,36 +115,49 @@ class RiseHistogram:
 
     def add(self, values: np.ndarray, class_of: np.ndarray, k: int) -> None:
         """Fold every complete window of a gap-free run of polls `values` [polls × nodes]: the rises
-        at rows 0 .. len − k − 1. Rows are taken `CHUNK_VALUES` values at a time (with k rows of
-        look-ahead), so the temporaries stay bounded whatever the block size."""
+        at rows 0 .. len − k − 1. Rows are taken about `CHUNK_VALUES` values at a time (with k rows
+        of look-ahead) through reused work buffers, so the temporaries stay bounded (and paged in
+        once) whatever the block size."""
         polls, nodes = values.shape
         if polls <= k:
             return
-        width = BINS + 1
-        offset = (np.where(class_of >= 0, class_of, self.classes) * width).astype(np.int32)[None, :]
-        step = max(1, CHUNK_VALUES // max(1, nodes))
+        width = BINS + 2  # bins 0..BINS, then one for unknown windows (dropped)
+        offset = (np.where(class_of >= 0, class_of, self.classes) * width)[None, :]
+        # added before the cast while float32 holds every key exactly (< 2**24): one pass less
+        offset = offset.astype(np.float32 if (self.classes + 1) * width < 1 << 24 else np.intp)
+        # bincount allocates a count per bin of every class: keep that below a quarter of the chunk
+        step = max(1, max(CHUNK_VALUES, 4 * (self.classes + 1) * width) // max(1, nodes))
+        work = self._work(min(step, polls - k) + k, nodes)
         for lo in range(0, polls - k, step):
             hi = min(polls - k, lo + step)  # rises at rows lo .. hi − 1
-            self._add_rows(values[lo:hi + k], offset, k)
+            self._add_rows(values[lo:hi + k], offset, k, work)
 
-    def _add_rows(self, values: np.ndarray, offset: np.ndarray, k: int) -> None:
-        ahead = _sliding_max(values[1:], k)
-        if ahead.base is not None:  # k = 1: a view of the caller's values, which must not change
-            ahead = ahead.copy()
-        base = values[: ahead.shape[0]]
-        rise = np.subtract(ahead, base, out=ahead)  # in place
-        unknown = np.isnan(rise)  # unknown sample, or no known sample ahead
-        rise[unknown] = 0.0
-        np.clip(rise, 0.0, 1.0, out=rise)
+    def _work(self, rows: int, nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        size = rows * nodes
+        w = getattr(self, "_buffers", None)
+        if w is None or w[0].size < size:
+            w = (np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size, np.intp))
+            self._buffers = w
+        return w
+
+    def _add_rows(self, values: np.ndarray, offset: np.ndarray, k: int,
+                  work: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        rise = _sliding_max_into(values[1:], k, work[0], work[1])  # NaN only where no sample ahead is known
+        rise = np.subtract(rise, values[: rise.shape[0]], out=rise)  # NaN = unknown window
         rise *= BINS
         rise -= 1e-4  # upper bin edge, tolerant of float noise
         np.ceil(rise, out=rise)
-        width = BINS + 1
-        key = rise.astype(np.int32)
-        key += offset
-        key[unknown] = self.classes * width
+        np.clip(rise, 0, BINS, out=rise)  # NaN stays NaN
+        np.fmin(rise, BINS + 1, out=rise)  # NaN → the unknown bin (fmin ignores NaN)
+        if offset.dtype == np.float32:
+            rise += offset
+        key = work[2][: rise.size].reshape(rise.shape)
+        np.copyto(key, rise, casting="unsafe")
+        if offset.dtype != np.float32:
+            key += offset
+        width = BINS + 2
         counts = np.bincount(key.ravel(), minlength=(self.classes + 1) * width)
-        self.counts += counts[: self.classes * width].reshape(self.classes, width)
+        self.counts += counts[: self.classes * width].reshape(self.classes, width)[:, : BINS + 1]
 
     def total(self, c: int) -> int:
         return int(self.counts[c].sum())
