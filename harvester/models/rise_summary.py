@@ -13,9 +13,10 @@ Error bound. A rise r ∈ [0, 1] is counted at its bin's upper edge ⌈r·BINS �
 non-decreasing map, so the q-quantile read from the histogram is the map of the exact q-quantile
 Q (inverted CDF, the smallest rise with at least q of the windows at or below it):
 
-    Q − 10⁻⁷ ≤ Q_hist < Q + 1/BINS = Q + 0.001 of the cores
+    Q − 2·10⁻⁷ ≤ Q_hist < Q + 1/BINS = Q + 0.001 of the cores
 
-(the 10⁻⁷ absorbs float32 rounding of the difference; rises above 1 count as 1). Merging and
+(the 2·10⁻⁷: the 10⁻⁴ of a bin that absorbs float32 rounding of the difference, plus that
+rounding; rises above 1 count as 1, rises below 0 as 0). Merging and
 splitting into blocks, days and refits changes no count, so a streamed, incremental fit equals the
 from-scratch one exactly (tests/models/test_rise_summary.py).
 
