@@ -34,11 +34,12 @@ slot in the window nothing is fitted (an empty model would erase the classes).
 from __future__ import annotations
 
 import math
+import queue
 import threading
 import time
 from collections import Counter
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Iterator, TypeVar
 
 from harvester.board.harvesting import HarvestingBoard
 from harvester.config_harvesting import HarvestingSettings
@@ -59,6 +60,7 @@ from harvester.observability.metrics import Metrics
 
 DAY_S = 86400.0
 Nodes = Callable[[], "dict[str, NodeStrategy]"]
+T = TypeVar("T")
 
 
 def job_history(runs: list[JobRun], h: HarvestingSettings, model: TenantClassModel | None,
@@ -83,6 +85,45 @@ def job_history(runs: list[JobRun], h: HarvestingSettings, model: TenantClassMod
                                              long_share=cap[Pattern.CONSTANT] / total)
     return fit_job_history(runs, short_quantile=jl.short_quantile, long_quantile=jl.long_quantile,
                            min_runs=jl.min_runs, thresholds=thresholds)
+
+
+def prefetched(items: Iterator[T], depth: int = 2) -> Iterator[T]:
+    """`items` read ahead by a thread, at most `depth` items ahead (bounded memory): the store's
+    SQLite reads and the numpy fold both release the GIL, so on two cores they overlap."""
+    q: queue.Queue[tuple[bool, object]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(entry: tuple[bool, object]) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+            put((False, None))
+        except BaseException as exc:  # handed to the consumer
+            put((False, exc))
+
+    worker = threading.Thread(target=produce, name="prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            more, item = q.get()
+            if not more:
+                if isinstance(item, BaseException):
+                    raise item
+                return
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        worker.join()
 
 
 class Refit:
@@ -160,7 +201,8 @@ class Refit:
                  or (known and horizon_samples(h, state.interval_s) != horizon_samples(h, self._poll_s)))
         since = keep_from_day * DAY_S if fresh else max(state.folded_until, keep_from_day * DAY_S)  # type: ignore[union-attr]
         node_tenant = {n: ns.tenant for n, ns in self._nodes().items() if ns.tenant}
-        new, days = fold(self._store.primary_vectors(since=since, until=end), node_tenant, horizon_s=h,
+        blocks = prefetched(self._store.primary_vectors(since=since, until=end))  # SQLite reads overlap the fold
+        new, days = fold(blocks, node_tenant, horizon_s=h,
                          interval_s=state.interval_s if known and not fresh else None, until=end)  # type: ignore[union-attr]
         self._metrics.record_rows_written("rise_summaries", self._store.save_rise_fold(
             new, days, keep_from_day=keep_from_day, reset=fresh))

@@ -159,3 +159,30 @@ def test_the_reaction_reserve_folds_only_new_raw_samples_and_equals_a_fit_from_s
     steps, read = run([T0 - 40000.0, T0 + 3.0, end])
     assert steps == scratch and sum(sum(c) for _, c in scratch.values()) > 3 * 8000 * len(ids)
     assert read[1] >= T0 - 40000.0 - 30 and read[2] >= T0 - 30, "each refit reads from the last one's incomplete tail (k = 3 polls)"
+
+
+def test_prefetched_keeps_order_hands_over_errors_and_stops_with_its_consumer() -> None:
+    from harvester.loop.refit import prefetched
+
+    assert list(prefetched(iter(range(50)), depth=2)) == list(range(50))
+
+    def failing():  # type: ignore[no-untyped-def]
+        yield 1
+        raise ValueError("store gone")
+
+    got = []
+    with pytest.raises(ValueError, match="store gone"):
+        for x in prefetched(failing()):
+            got.append(x)
+    assert got == [1]
+    produced = []
+
+    def counting():  # type: ignore[no-untyped-def]
+        for i in range(1000):
+            produced.append(i)
+            yield i
+
+    it = prefetched(counting(), depth=2)
+    assert next(it) == 0
+    it.close()  # the consumer stops early: the reader stops too, within depth + 2 items
+    assert len(produced) <= 5
