@@ -20,11 +20,16 @@
    in the tick); and `evaluate` alone on 4 containers per node, signals mode, a tenth of the nodes
    spiking into their reserve (`guard_evaluate_<k>k_nodes_seconds`, the item before issue 29).
        .venv/bin/python bench/harvesting.py --only guard,select --nodes 50000
-4. The reaction-time reserve fit (issue 16; models/reaction_margins.py) from raw samples of
-   10,000 nodes × 7 days at 3 s (201,600 polls, 2.0e9 values, 8 GB as float32: streamed in
-   blocks of 2,048 polls as the store yields them; one block of random-walk utilization is
-   generated once and replayed with advancing times, so the figure is the fit alone), 20
-   classes, H = 20 s. Targets: under 30 s and under 2 GB peak RSS.
+4. The reaction-time reserve fit (issues 16, 29; models/rise_summary.py) from raw samples of
+   `--nodes` nodes × `--reserve-days` days at 3 s through a SQLite store on disk, day by day as
+   the sidecar does it: the day's primary vectors are written (untimed) and pruned to the raw
+   retention, then a fresh child process folds the new samples into the per-tenant daily
+   summaries and fits the margins (bench/_reserve_fit.py); `--reserve-tenants` tenants in 20
+   classes, H = 20 s. Figures: the sum of the daily fits (`reserve_fit_<n>k_nodes_<d>d_seconds`,
+   every rise folded once) and the largest child peak RSS (`reserve_fit_<n>k_peak_rss_mb`).
+   Targets (issue 29, 50,000 nodes × 7 days): under 300 s and under 2,000 MB. `--only reserve`
+   runs item 4 alone:
+       nice .venv/bin/python bench/harvesting.py --only reserve --nodes 50000 --reserve-days 7
 5. Algorithm 1 where its premise holds (issue 27, bench/_harvesting_mechanism.py): yarn-h vs
    yarn-pt on deploy/scenarios/mechanism-alg1.yaml (seeds 1, 2): figures
    `mechanism_yarn_h_vs_pt_job_time_ratio`, `mechanism_yarn_h_vs_pt_kills_ratio`. `--dial` adds
@@ -63,7 +68,6 @@ from harvester.decisions.reserve import ReserveTable  # noqa: E402
 from harvester.decisions.strategy import GuardStrategy, KillMechanism, NodeStrategy  # noqa: E402
 from harvester.domain import ClusterSnapshot, ContainerInfo, NodeSample, Resources, SetNodeCapacity  # noqa: E402
 from harvester.models.margins import fit_margins  # noqa: E402
-from harvester.models.reaction_margins import PrimaryBlock, fit_reaction_margins  # noqa: E402
 from harvester.models.patterns import Pattern  # noqa: E402
 from harvester.models.tenant_series import TenantSeries  # noqa: E402
 from harvester.models.utilization_classes import TenantAssignment, TenantClassModel, UtilizationClass, fit  # noqa: E402
@@ -258,30 +262,21 @@ def bench_guard_loop(n_nodes: int, ticks: int, mechanism: KillMechanism = KillMe
             "sent_median": statistics.median(sent), "full_gc_seconds": statistics.median(gcs)}
 
 
-def bench_reserve_fit(n_nodes: int, days: float, interval_s: float, block: int = 2048) -> dict[str, float]:
-    """Item 4 of the module docstring: seconds and peak RSS (MB) of one fit."""
-    import resource
+def bench_reserve_fit(n_nodes: int, days: float, interval_s: float, tenants: int = 2000) -> dict[str, float]:
+    """Item 4 of the module docstring (bench/_reserve_fit.py): seconds and peak RSS (MB) through the store."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import _reserve_fit  # a helper: `make bench` runs bench/[a-z]*.py only
 
-    rng = np.random.default_rng(4)
-    polls = int(days * 86400 / interval_s)
-    walk = np.cumsum(rng.normal(0, 0.01, (block, n_nodes)).astype(np.float32), axis=0)
-    values = np.clip(0.4 + walk, 0.0, 1.0).astype(np.float32)
-    node_ids = tuple(f"n{i:05d}" for i in range(n_nodes))
-    node_class = {n: f"class-{i % 20}" for i, n in enumerate(node_ids)}
-    base = np.arange(block) * interval_s
+    return _reserve_fit.run(n_nodes, days, interval_s, tenants=tenants)
 
-    def blocks():  # type: ignore[no-untyped-def]
-        for start in range(0, polls, block):
-            k = min(block, polls - start)
-            yield PrimaryBlock(node_ids, base[:k] + start * interval_s, values[:k])
 
-    t0 = time.perf_counter()
-    model = fit_reaction_margins(blocks(), node_class, [f"class-{k}" for k in range(20)], horizon_s=20.0,
-                                 quantile=0.95, interval_s=interval_s)
-    seconds = time.perf_counter() - t0
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    return {"seconds": seconds, "peak_rss_mb": rss_mb, "values": float(polls) * n_nodes,
-            "margin_class0": model.margin("class-0").margin}
+def reserve_figures(r: dict[str, float], nodes: int, days: float) -> dict[str, float]:
+    n, d = f"{nodes // 1000}k", f"{days:g}d"
+    return {f"reserve_fit_{n}_nodes_{d}_seconds": r["seconds"], f"reserve_fit_{n}_peak_rss_mb": r["peak_rss_mb"],
+            f"reserve_fit_{n}_daily_refit_max_seconds": r["refit_max_seconds"],
+            f"reserve_store_write_{n}_nodes_{d}_seconds": r["write_seconds"],
+            "raw_sample_bytes_per_node_day_3s": r["raw_bytes_per_node_day"],
+            f"reserve_store_disk_gb_max_{n}": r["disk_bytes_max"] / 1e9, "reserve_fit_values": r["values"]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -299,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--processes", type=int, default=2, help="simulation workers of item 5")
     ap.add_argument("--runs", type=Path, default=None, help="save and reuse item 5's runs here")
     ap.add_argument("--plot", type=Path, default=ROOT / "docs" / "evaluation" / "img" / "harvesting-premise-dial.png")
+    ap.add_argument("--reserve-tenants", type=int, default=2000, help="tenants of the reserve fit's nodes (item 4)")
     ap.add_argument("--only", default="", help="comma-separated items to run alone: guard (the loop tick at --nodes), "
                     "select (SelectClasses at --classes); merged into the JSON like the others")
     ap.add_argument("--classes", type=int, default=1000, help="classes of the SelectClasses item of --only select")
@@ -342,10 +338,13 @@ def guard_figures(n_nodes: int, ticks: int, repeats: int) -> dict[str, object]:
 def only_figures(args: argparse.Namespace) -> dict[str, object]:
     """`--only guard,select`: issue 29's items alone, without the heavy others."""
     items = {x.strip() for x in args.only.split(",") if x.strip()}
-    unknown = items - {"guard", "select"}
+    unknown = items - {"guard", "select", "reserve"}
     if unknown:
-        raise SystemExit(f"--only: unknown items {sorted(unknown)} (guard, select)")
+        raise SystemExit(f"--only: unknown items {sorted(unknown)} (guard, select, reserve)")
     figures: dict[str, object] = {}
+    if "reserve" in items:
+        r = bench_reserve_fit(args.nodes, args.reserve_days, 3.0, args.reserve_tenants)
+        figures.update(reserve_figures(r, args.nodes, args.reserve_days))
     if "select" in items:
         select = bench_select(args.calls, args.repeats, args.classes)
         figures[f"select_classes_p50_ms_{args.classes}_classes"] = select["p50_ms"]
@@ -431,7 +430,7 @@ def benchmarks(args: argparse.Namespace) -> dict[str, object]:
     classify = bench_classify(args.tenants, args.repeats)
     select = bench_select(args.calls, args.repeats)
     guard = guard_figures(args.nodes, args.ticks, max(args.repeats, 5))  # the loop tick; evaluate alone apart
-    reserve = bench_reserve_fit(args.nodes, args.reserve_days, 3.0)  # once: it is the largest
+    reserve = bench_reserve_fit(args.nodes, args.reserve_days, 3.0, args.reserve_tenants)  # once: it is the largest
     figures = {
         f"classify_{args.tenants}_tenants_seconds": classify["classify_seconds"],
         f"fit_margins_{args.tenants}_tenants_seconds": classify["margins_seconds"],
@@ -440,12 +439,11 @@ def benchmarks(args: argparse.Namespace) -> dict[str, object]:
         "select_classes_p99_ms": select["p99_ms"],
         **guard,
         "guard_cycle_actions": guard[f"guard_evaluate_{args.nodes // 1000}k_nodes_actions"],
-        f"reserve_fit_{args.nodes // 1000}k_nodes_{args.reserve_days:g}d_3s_seconds": reserve["seconds"],
-        "reserve_fit_peak_rss_mb": reserve["peak_rss_mb"],
-        "reserve_fit_values": reserve["values"],
+        **reserve_figures(reserve, args.nodes, args.reserve_days),
     }
     targets = {"classify_5000_tenants_seconds": 60.0, "select_classes_p99_ms": 1.0, "guard_cycle_10k_nodes_seconds": 1.0,
-               "reserve_fit_10k_nodes_7d_3s_seconds": 30.0, "reserve_fit_peak_rss_mb": 2048.0}
+               "reserve_fit_10k_nodes_7d_seconds": 30.0, "reserve_fit_50k_nodes_7d_seconds": 300.0,
+               "reserve_fit_50k_peak_rss_mb": 2000.0}
     result = {
         "figures": figures,
         "targets": targets,
@@ -453,8 +451,7 @@ def benchmarks(args: argparse.Namespace) -> dict[str, object]:
         "classify_5000_tenants_seconds": figures.get("classify_5000_tenants_seconds"),
         "select_classes_p99_ms": figures["select_classes_p99_ms"],
         "guard_cycle_10k_nodes_seconds": figures.get("guard_cycle_10k_nodes_seconds"),
-        "reserve_fit_10k_nodes_7d_3s_seconds": figures.get("reserve_fit_10k_nodes_7d_3s_seconds"),
-        "reserve_fit_peak_rss_mb": figures["reserve_fit_peak_rss_mb"],
+        "reserve_fit_10k_nodes_7d_seconds": figures.get("reserve_fit_10k_nodes_7d_seconds"),
     }
     return result
 

@@ -56,7 +56,7 @@ class StoreSettings(_Section):
     backend: Literal["sqlite", "memory"] = Field("sqlite", description="History store: sqlite (WAL file) or memory (SQLite :memory:; tests, demos).")
     path: FilePath = Field(default_factory=default_store_path, description="SQLite file (created with its folder); default $XDG_STATE_HOME/harvester/harvester.db (~/.local/state/...); a relative path is relative to the settings file's folder.")
     retention_days: float = Field(35.0, gt=0, le=3650, description="Per-tenant 2-minute slots older than this are pruned (the models use a 30-day window); job runs too, unless harvesting.job_length.history_days is longer.")
-    raw_samples_retention_days: float = Field(2.0, gt=0, le=365, description="Raw per-poll samples older than this are pruned: the node rows (diagnosis) and each poll's primary vector (the reaction-time reserve's input).")
+    raw_samples_retention_days: float = Field(2.0, gt=0, le=365, description="Raw per-poll samples older than this are pruned: the node rows (diagnosis) and each poll's primary vector (the reaction-time reserve's input: folded into its per-day summary at each refit, so it must exceed harvesting.refit_interval_s; 116 KB per node-day at 3-s polls, 35 KB at 10 s).")
     node_sample_rows: bool = Field(True, description="Write every poll's full per-node rows (diagnosis); false keeps only the compact primary vectors (large clusters, the simulator).")
     prune_interval_s: float = Field(3600.0, ge=60, le=MAX_PERIOD_S, description="How often the retention loop prunes old rows.")
     decision_log_days: float = Field(7.0, ge=0, le=3650, description="The guard's actions (formula, inputs, data time, fate) are kept this many days for `harvester explain` without a running sidecar; 0 = not stored.")

@@ -96,6 +96,7 @@ class ReserveSettings(Section):
     horizon_s: float | None = Field(None, gt=0, le=3600, description="Reaction horizon H (s); null = telemetry.poll_interval_s + rm_lag_s + control_period_s.")
     rm_lag_s: float = Field(7.0, ge=0, le=600, description="How late the RM shows a load change (s; 2-7 s recorded, fixtures scenarios/cpu-burn).")
     min_windows: int = Field(1000, ge=1, le=100_000_000, description="Raw rise windows a class needs; fewer: the coarse rule from slot changes.")
+    window_days: float = Field(7.0, gt=0, le=90, description="Days of rises the reaction reserve is fitted over (per-day summaries, folded in at each refit; models/rise_summary.py).")
     fixed_fraction: float = Field(0.10, ge=0, lt=1, description="The reserve of method fixed (fraction of a node's cores).")
     floor: float = Field(0.05, ge=0, le=1, description="Smallest reserve (fraction of a node's cores).")
     cap: float = Field(0.50, ge=0, le=1, description="Largest reserve (fraction of a node's cores).")

@@ -112,8 +112,7 @@ class ControlPlane:
                                          node_rows=settings.store.node_sample_rows)
         self.actuator = actuator if h.actuate else None
         self.refit = Refit(store, self.harvesting, metrics, h, self.resolved_nodes, horizon_s=reaction_horizon_s(settings),
-                           poll_interval_s=settings.telemetry.poll_interval_s,
-                           raw_window_s=settings.store.raw_samples_retention_days * DAY_S)
+                           poll_interval_s=settings.telemetry.poll_interval_s)
         st = settings.store
         m = settings.morpheus
         self.morpheus = MorpheusBoard(board)

@@ -1,5 +1,5 @@
 """SQLite side of the live-harvesting tables: tenant slots, node baselines (schema version 3),
-primary vectors (version 7).
+primary vectors (version 7), rise summaries (version 9).
 
 A mixin of `SqliteHistoryStore` (it uses that class's `_db` connection and `_lock`), like
 harvesting_sqlite.py. The contract is in history/store.py.
@@ -8,6 +8,7 @@ harvesting_sqlite.py. The contract is in history/store.py.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import threading
 from typing import Collection, Iterator, Sequence
@@ -17,10 +18,12 @@ import numpy as np
 from harvester.domain import NodeBaseline, Resources
 from harvester.history.sql import window_select
 from harvester.models.reaction_margins import PrimaryBlock
+from harvester.models.rise_summary import FoldState, TenantDay, merge
 from harvester.models.tenant_slots import TenantSlot
 
-#: Polls per block read back by `primary_vectors` (bounded memory: 10,000 nodes → 80 MB).
-VECTOR_BLOCK = 2048
+#: Values per block read back by `primary_vectors` (bounded memory: 32 MB of float32 whatever the
+#: node count; 10,000 nodes → 838 polls a block, 50,000 → 167).
+VECTOR_VALUES = 1 << 23
 
 
 class LiveSqlMixin:
@@ -118,13 +121,14 @@ class LiveSqlMixin:
     def primary_vectors(self, *, since: float, until: float | None = None) -> Iterator[PrimaryBlock]:
         with self._lock:
             sets = {r[0]: tuple(json.loads(r[1])) for r in self._db.execute("SELECT id, nodes FROM node_sets")}
+        polls = max(1, VECTOR_VALUES // max((len(n) for n in sets.values()), default=1))
         cursor = (since - 1.0, -1)
         where = "(t, rowid) > (?, ?) AND t >= ?" + (" AND t < ?" if until is not None else "")
-        while True:  # pages of VECTOR_BLOCK polls, each split where the node set changes
+        while True:  # pages of VECTOR_VALUES values, each split where the node set changes
             args = (*cursor, since) + (() if until is None else (until,))
             with self._lock:
                 rows = self._db.execute(f"SELECT t, rowid, node_set, util FROM primary_vectors WHERE {where} "
-                                        "ORDER BY t, rowid LIMIT ?", (*args, VECTOR_BLOCK)).fetchall()
+                                        "ORDER BY t, rowid LIMIT ?", (*args, polls)).fetchall()
             if not rows:
                 return
             cursor = (rows[-1][0], rows[-1][1])
@@ -138,3 +142,55 @@ class LiveSqlMixin:
                 values = np.frombuffer(b"".join(r[3] for r in chunk), dtype=np.float32).reshape(len(chunk), len(sets[ns]))
                 yield PrimaryBlock(sets[ns], np.array([r[0] for r in chunk]), values)
                 start = end
+
+    # --- rise summaries ------------------------------------------------------------------
+
+    def rise_fold_state(self) -> FoldState | None:
+        with self._lock:
+            row = self._db.execute("SELECT horizon_s, interval_s, folded_until, bins FROM rise_fold_state").fetchone()
+        return None if row is None else FoldState(row[0], math.nan if row[1] is None else row[1], row[2], row[3])
+
+    def save_rise_fold(self, state: FoldState, days: Sequence[TenantDay], *, keep_from_day: int,
+                       reset: bool = False) -> int:
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                if reset:
+                    self._db.execute("DELETE FROM rise_summaries")
+                self._db.execute("DELETE FROM rise_summaries WHERE day < ?", (keep_from_day,))
+                written = 0
+                for d in days:
+                    if d.day < keep_from_day:
+                        continue
+                    old = self._db.execute("SELECT bins, counts FROM rise_summaries WHERE day = ? AND tenant = ?",
+                                           (d.day, d.tenant)).fetchone()
+                    if old is not None:
+                        d = merge(_tenant_day(d.day, d.tenant, *old), d)
+                    self._db.execute("INSERT OR REPLACE INTO rise_summaries (day, tenant, bins, counts) VALUES (?, ?, ?, ?)",
+                                     (d.day, d.tenant, d.bins.astype("<u2").tobytes(), d.counts.astype("<i8").tobytes()))
+                    written += 1
+                self._db.execute("INSERT OR REPLACE INTO rise_fold_state (id, horizon_s, interval_s, folded_until, bins) "
+                                 "VALUES (1, ?, ?, ?, ?)", (state.horizon_s, state.interval_s if math.isfinite(state.interval_s) else None,
+                                                            state.folded_until, state.bins))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return written + 1
+
+    def rise_summaries(self, *, from_day: int) -> Iterator[TenantDay]:
+        cursor: tuple[int, str] = (from_day - 1, "")
+        while True:  # pages by key, the lock released in between
+            with self._lock:
+                rows = self._db.execute("SELECT day, tenant, bins, counts FROM rise_summaries WHERE day >= ? AND "
+                                        "(day, tenant) > (?, ?) ORDER BY day, tenant LIMIT 1024",
+                                        (from_day, *cursor)).fetchall()
+            if not rows:
+                return
+            cursor = (rows[-1][0], rows[-1][1])
+            for r in rows:
+                yield _tenant_day(*r)
+
+
+def _tenant_day(day: int, tenant: str, bins: bytes, counts: bytes) -> TenantDay:
+    return TenantDay(day, tenant, np.frombuffer(bins, dtype="<u2"), np.frombuffer(counts, dtype="<i8"))

@@ -326,4 +326,29 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        9,
+        (
+            # Issue 29: the reaction-time reserve's incremental summary (models/rise_summary.py):
+            # per tenant and UTC day the sparse histogram of rises (bin indices uint16, counts
+            # int64), and where the fold stands (one row).
+            """CREATE TABLE rise_summaries (
+                day INTEGER NOT NULL,
+                tenant TEXT NOT NULL,
+                bins BLOB NOT NULL,
+                counts BLOB NOT NULL,
+                PRIMARY KEY (day, tenant)
+            )""",
+            """CREATE TABLE rise_fold_state (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                horizon_s REAL NOT NULL,
+                interval_s REAL,
+                folded_until REAL NOT NULL,
+                bins INTEGER NOT NULL
+            )""",
+        ),
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]

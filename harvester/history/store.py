@@ -27,6 +27,7 @@ from harvester.models.margins import MarginModel
 from harvester.models.provenance import FileAccess, ProvenanceCursor, RunRecord
 from harvester.models.reaction_margins import PrimaryBlock
 from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
+from harvester.models.rise_summary import FoldState, TenantDay
 from harvester.models.skyline_formats import Rle
 from harvester.models.slo_contract import SloContract
 from harvester.models.tenant_slots import TenantSlot
@@ -106,6 +107,19 @@ class HistoryStore(Protocol):
     def append_primary_vectors(self, times: Sequence[float], node_ids: Sequence[str], values: np.ndarray) -> int: ...
 
     def primary_vectors(self, *, since: float, until: float | None = None) -> Iterator[PrimaryBlock]: ...
+
+    # --- rise summaries (schema version 9) ------------------------------------------------
+    # The reaction reserve's incremental summary (models/rise_summary.py): `save_rise_fold`
+    # adds the counts of `days` to the stored (day, tenant) rows, drops the days before
+    # `keep_from_day` (all rows first when `reset`) and sets the fold state, in one transaction.
+    # `rise_summaries` yields the rows from `from_day` on, ordered by day then tenant.
+
+    def rise_fold_state(self) -> FoldState | None: ...
+
+    def save_rise_fold(self, state: FoldState, days: Sequence[TenantDay], *, keep_from_day: int,
+                       reset: bool = False) -> int: ...
+
+    def rise_summaries(self, *, from_day: int) -> Iterator[TenantDay]: ...
 
     # --- HDFS-H (schema version 4) --------------------------------------------------------
     # Grids are stored whole per version with each tenant's cell and statistics (saving a

@@ -34,7 +34,8 @@ from harvester.models.tenant_slots import node_utilization, slots_from_utilizati
 @dataclass(frozen=True, slots=True, eq=False)
 class PollUtilization:
     """Each harvested node's u(node) in one poll (models/tenant_slots.py; NaN: does not count),
-    in node-id order."""
+    in (tenant, node id) order: the stored primary vectors keep a tenant's nodes together, so the
+    reserve's fold (models/reaction_margins.py) reads them in tiles without a gather."""
 
     time: float
     node_ids: tuple[str, ...]
@@ -121,7 +122,7 @@ class NodeRegistry:
             if self._util is not None and self._util[0] is snapshot and self._util[1] == self._generation:
                 return self._util[2]
             generation = self._generation
-        samples = sorted((n for n in snapshot.nodes if n.node_id in nodes), key=lambda n: n.node_id)
+        samples = sorted((n for n in snapshot.nodes if n.node_id in nodes), key=lambda n: (nodes[n.node_id].tenant, n.node_id))
         util = np.fromiter((node_utilization(n, nodes[n.node_id].physical_cores, nodes[n.node_id].capacity.vcores)
                             for n in samples), np.float64, len(samples))
         out = PollUtilization(snapshot.time, tuple(n.node_id for n in samples),

@@ -12,9 +12,11 @@ and then uses the K-Means algorithm". Each refit:
    — a sidecar with 6 days of history could not find a daily pattern for 9 more days;
 2. fits the class model (models/utilization_classes.fit, tenants weighted by their node count)
    and the margins per class by `harvesting.reserve.method`: `reaction` (default) — rises within
-   the reaction horizon H from the raw primary vectors of the last
-   `store.raw_samples_retention_days` (models/reaction_margins.py; classes with too few windows
-   get its coarse rule over the slot changes); `change` — |Δu| between slots
+   the reaction horizon H, counted per tenant and day in
+   the store's rise summaries: each refit folds in only the raw primary vectors since the last
+   fold, block by block, and sums the tenants' days of the last `reserve.window_days` per class
+   (models/rise_summary.py, bounded memory; classes with too few windows get the coarse rule of
+   models/reaction_margins.py over the slot changes); `change` — |Δu| between slots
    (models/margins.py); `fixed` — no fit, `reserve.fixed_fraction` everywhere. Both versioned
    as last stored + 1 and persisted (principle 9: the model never writes the store, this loop
    does);
@@ -31,11 +33,13 @@ slot in the window nothing is fitted (an empty model would erase the classes).
 
 from __future__ import annotations
 
+import math
+import queue
 import threading
 import time
 from collections import Counter
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Iterator, TypeVar
 
 from harvester.board.harvesting import HarvestingBoard
 from harvester.config_harvesting import HarvestingSettings
@@ -46,7 +50,8 @@ from harvester.history.store import HistoryStore
 from harvester.loop.runner import TickResult
 from harvester.models.job_history import JobHistoryModel, JobRun, capacity_thresholds, fit_job_history
 from harvester.models.margins import MarginModel, fit_margins
-from harvester.models.reaction_margins import fit_reaction_margins
+from harvester.models.reaction_margins import BINS, horizon_samples, margins_from_histogram
+from harvester.models.rise_summary import class_histogram, first_day, fold
 from harvester.models.patterns import PATTERNS, Pattern
 from harvester.models.tenant_series import TenantSeries
 from harvester.models.tenant_slots import series_from_slots, slot_start
@@ -55,6 +60,7 @@ from harvester.observability.metrics import Metrics
 
 DAY_S = 86400.0
 Nodes = Callable[[], "dict[str, NodeStrategy]"]
+T = TypeVar("T")
 
 
 def job_history(runs: list[JobRun], h: HarvestingSettings, model: TenantClassModel | None,
@@ -81,15 +87,52 @@ def job_history(runs: list[JobRun], h: HarvestingSettings, model: TenantClassMod
                            min_runs=jl.min_runs, thresholds=thresholds)
 
 
+def prefetched(items: Iterator[T], depth: int = 2) -> Iterator[T]:
+    """`items` read ahead by a thread, at most `depth` items ahead (bounded memory): the store's
+    SQLite reads and the numpy fold both release the GIL, so on two cores they overlap."""
+    q: queue.Queue[tuple[bool, object]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(entry: tuple[bool, object]) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+            put((False, None))
+        except BaseException as exc:  # handed to the consumer
+            put((False, exc))
+
+    worker = threading.Thread(target=produce, name="prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            more, item = q.get()
+            if not more:
+                if isinstance(item, BaseException):
+                    raise item
+                return
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        worker.join()
+
+
 class Refit:
     """`tick(now)`: refit when due or requested (module docstring); thread-safe."""
 
     def __init__(self, store: HistoryStore, board: HarvestingBoard, metrics: Metrics, harvesting: HarvestingSettings,
-                 nodes: Nodes, *, horizon_s: float = 22.0, poll_interval_s: float = 10.0,
-                 raw_window_s: float = 2 * DAY_S) -> None:
+                 nodes: Nodes, *, horizon_s: float = 22.0, poll_interval_s: float = 10.0) -> None:
         self._horizon_s = horizon_s
         self._poll_s = poll_interval_s
-        self._raw_window_s = raw_window_s
         self._store = store
         self._board = board
         self._metrics = metrics
@@ -141,12 +184,29 @@ class Refit:
         slots = fit_margins(series, model.tenant_class_map(), quantile=r.quantile, version=version, fitted_at=now)
         if r.method != "reaction":
             return replace(slots, method=r.method)
-        tenant_class = model.tenant_class_map()
-        node_class = {n: tenant_class[ns.tenant] for n, ns in self._nodes().items() if ns.tenant in tenant_class}
-        blocks = self._store.primary_vectors(since=end - self._raw_window_s, until=end)
-        return fit_reaction_margins(blocks, node_class, [c.class_id for c in model.classes], horizon_s=self._horizon_s,
-                                    quantile=r.quantile, coarse=slots, interval_s=self._poll_s,
-                                    min_windows=r.min_windows, version=version, fitted_at=now)
+        keep = first_day(end, r.window_days)
+        sample_s = self.fold_rises(end, keep)
+        class_ids = [c.class_id for c in model.classes]
+        hist = class_histogram(self._store.rise_summaries(from_day=keep), model.tenant_class_map(), class_ids)
+        return margins_from_histogram(hist, class_ids, horizon_s=self._horizon_s, quantile=r.quantile, coarse=slots,
+                                      sample_s=sample_s, min_windows=r.min_windows, version=version, fitted_at=now)
+
+    def fold_rises(self, end: float, keep_from_day: int) -> float:
+        """Fold the raw primary vectors since the last fold into the stored per-tenant rise
+        summaries (models/rise_summary.py); returns the sample interval. The summaries restart
+        from the retained raw samples when H, the bins or the window length k changed."""
+        h, state = self._horizon_s, self._store.rise_fold_state()
+        known = state is not None and math.isfinite(state.interval_s)
+        fresh = (state is None or state.bins != BINS or state.horizon_s != h
+                 or (known and horizon_samples(h, state.interval_s) != horizon_samples(h, self._poll_s)))
+        since = keep_from_day * DAY_S if fresh else max(state.folded_until, keep_from_day * DAY_S)  # type: ignore[union-attr]
+        node_tenant = {n: ns.tenant for n, ns in self._nodes().items() if ns.tenant}
+        blocks = prefetched(self._store.primary_vectors(since=since, until=end))  # SQLite reads overlap the fold
+        new, days = fold(blocks, node_tenant, horizon_s=h,
+                         interval_s=state.interval_s if known and not fresh else None, until=end)  # type: ignore[union-attr]
+        self._metrics.record_rows_written("rise_summaries", self._store.save_rise_fold(
+            new, days, keep_from_day=keep_from_day, reset=fresh))
+        return new.interval_s if math.isfinite(new.interval_s) else self._poll_s
 
     def _publish(self, model: TenantClassModel, margins: MarginModel | None, now: float) -> ReserveTable:
         h = self._h

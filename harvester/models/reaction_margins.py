@@ -48,6 +48,8 @@ from harvester.models.margins import ClassMargin, MarginModel
 
 BINS = 1000          # histogram resolution: 0.1 % of a node's cores
 GAP_FACTOR = 2.5     # consecutive samples further apart than this many intervals are not one window
+CHUNK_VALUES = 1 << 19  # values folded at once (2 MB of float32: the passes over a tile stay in cache): bounds the temporaries of a fold
+TILE_CLASSES = 64       # classes (tenants) per tile: their counts, 64 × 8 KB, stay in cache
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -82,6 +84,29 @@ def _sliding_max(y: np.ndarray, k: int) -> np.ndarray:
     return m
 
 
+def _sliding_max_into(y: np.ndarray, k: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`_sliding_max(y, k)` computed in the flat float32 buffers a and b (the result is a view of
+    one of them, never of y)."""
+    n, cols = y.shape
+    m, w, bufs = y, 1, (a, b)
+    i = 0
+    while 2 * w <= k:
+        out = bufs[i % 2][: (m.shape[0] - w) * cols].reshape(m.shape[0] - w, cols)
+        m = np.fmax(m[:-w], m[w:], out=out)
+        w *= 2
+        i += 1
+    if w < k:
+        d = k - w
+        out = bufs[i % 2][: (m.shape[0] - d) * cols].reshape(m.shape[0] - d, cols)
+        m = np.fmax(m[: m.shape[0] - d], m[d:], out=out)
+        i += 1
+    if i == 0:  # k = 1: the samples themselves, copied so the caller's values never change
+        out = a[: n * cols].reshape(n, cols)
+        np.copyto(out, y)
+        m = out
+    return m
+
+
 class RiseHistogram:
     """Rises within the horizon per class, counted in bins of 1/BINS of the cores (mergeable)."""
 
@@ -90,26 +115,66 @@ class RiseHistogram:
         self.counts = np.zeros((classes, BINS + 1), dtype=np.int64)
 
     def add(self, values: np.ndarray, class_of: np.ndarray, k: int) -> None:
-        """Fold every complete window of a gap-free run of polls `values` [polls × nodes]."""
-        if values.shape[0] <= k:
+        """Fold every complete window of a gap-free run of polls `values` [polls × nodes]: the rises
+        at rows 0 .. len − k − 1 (nodes of class −1 are skipped).
+
+        Tiles keep it in cache: columns sorted by class (gathered tile by tile unless sorted) are cut into
+        slices of at most `TILE_CLASSES` classes, so each tile's counts stay small (its bincount is
+        not a cache miss per value with thousands of tenants), and of at most CHUNK_VALUES / 16k
+        columns; rows are taken about `CHUNK_VALUES` values at a time (at least 16k rows, with k
+        rows of look-ahead), through reused work buffers: a dozen passes over a tile of ~2 MB run
+        in cache instead of streaming through memory each."""
+        polls, nodes = values.shape
+        if polls <= k or nodes == 0:
             return
-        ahead = _sliding_max(values[1:], k)
-        if ahead.base is not None:  # k = 1: a view of the caller's values, which must not change
-            ahead = ahead.copy()
-        base = values[: ahead.shape[0]]
-        rise = np.subtract(ahead, base, out=ahead)  # in place: a block is tens of millions of values
-        unknown = np.isnan(rise)  # unknown sample, or no known sample ahead
-        rise[unknown] = 0.0
-        np.clip(rise, 0.0, 1.0, out=rise)
+        class_of = np.asarray(class_of)
+        order = None
+        if np.any(class_of[1:] < class_of[:-1]):
+            order = np.argsort(class_of, kind="stable")  # gathered tile by tile (in cache)
+            class_of = class_of[order]
+        c0 = int(np.searchsorted(class_of, 0, side="left"))  # skip the unknown nodes
+        while c0 < nodes:
+            g0 = int(class_of[c0])
+            c1 = min(int(np.searchsorted(class_of, g0 + TILE_CLASSES, side="left")),
+                     c0 + max(1, CHUNK_VALUES // (16 * k)))
+            g1 = int(class_of[c1 - 1]) + 1
+            offset = ((class_of[c0:c1] - g0) * (BINS + 2)).astype(np.float32)[None, :]  # exact: < 2**24
+            cols = c1 - c0
+            step = max(16 * k, CHUNK_VALUES // cols)  # the k rows of look-ahead are redone: at most 1/16 more
+            work = self._work((min(step, polls - k) + k) * cols)
+            for lo in range(0, polls - k, step):
+                hi = min(polls - k, lo + step)  # rises at rows lo .. hi − 1
+                if order is None:
+                    tile = values[lo:hi + k, c0:c1]
+                else:
+                    tile = work[3][: (hi + k - lo) * cols].reshape(hi + k - lo, cols)
+                    np.take(values[lo:hi + k], order[c0:c1], axis=1, out=tile)
+                self._add_rows(tile, offset, k, work, g0, g1)
+            c0 = c1
+
+    def _work(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        w = getattr(self, "_buffers", None)
+        if w is None or w[0].size < size:
+            w = (np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size, np.intp),
+                 np.empty(size, np.float32))
+            self._buffers = w
+        return w
+
+    def _add_rows(self, values: np.ndarray, offset: np.ndarray, k: int,
+                  work: tuple[np.ndarray, ...], g0: int, g1: int) -> None:
+        rise = _sliding_max_into(values[1:], k, work[0], work[1])  # NaN only where no sample ahead is known
+        rise = np.subtract(rise, values[: rise.shape[0]], out=rise)  # NaN = unknown window
         rise *= BINS
         rise -= 1e-4  # upper bin edge, tolerant of float noise
         np.ceil(rise, out=rise)
-        width = BINS + 1
-        key = rise.astype(np.int32)
-        key += (np.where(class_of >= 0, class_of, self.classes) * width).astype(np.int32)[None, :]
-        key[unknown] = self.classes * width
-        counts = np.bincount(key.ravel(), minlength=(self.classes + 1) * width)
-        self.counts += counts[: self.classes * width].reshape(self.classes, width)
+        np.clip(rise, 0, BINS, out=rise)  # NaN stays NaN
+        np.fmin(rise, BINS + 1, out=rise)  # NaN → the unknown bin BINS + 1 (fmin ignores NaN), dropped
+        rise += offset
+        key = work[2][: rise.size].reshape(rise.shape)
+        np.copyto(key, rise, casting="unsafe")
+        width = BINS + 2
+        counts = np.bincount(key.ravel(), minlength=(g1 - g0) * width)
+        self.counts[g0:g1] += counts.reshape(g1 - g0, width)[:, : BINS + 1]
 
     def total(self, c: int) -> int:
         return int(self.counts[c].sum())
@@ -128,19 +193,29 @@ class RiseHistogram:
 
 
 class RiseAccumulator:
-    """Streams `PrimaryBlock`s (time order) into a `RiseHistogram` for the classes given per node."""
+    """Streams `PrimaryBlock`s (time order) into a `RiseHistogram` for the classes given per node.
 
-    def __init__(self, node_class: Mapping[str, int], classes: int, *, horizon_s: float) -> None:
+    `interval_s` fixes the sample interval (else the median step of the first block of two polls
+    or more); `unfolded_from` is the time of the first poll whose window is not complete yet (the
+    carry), None when every poll seen was folded or broken off by a gap."""
+
+    def __init__(self, node_class: Mapping[str, int], classes: int, *, horizon_s: float,
+                 interval_s: float | None = None) -> None:
         self.node_class = node_class
         self.hist = RiseHistogram(classes)
         self.horizon_s = horizon_s
-        self.interval_s: float | None = None
+        self.interval_s: float | None = interval_s
         self._carry: tuple[tuple[str, ...], np.ndarray, np.ndarray] | None = None
+        self._class_of: tuple[tuple[str, ...], np.ndarray] | None = None
 
     @property
     def k(self) -> int:
         assert self.interval_s is not None
         return horizon_samples(self.horizon_s, self.interval_s)
+
+    @property
+    def unfolded_from(self) -> float | None:
+        return None if self._carry is None or not self._carry[1].size else float(self._carry[1][0])
 
     def add(self, block: PrimaryBlock) -> None:
         times, values = block.times, block.values
@@ -155,12 +230,19 @@ class RiseAccumulator:
         if carry is not None and carry[0] == block.node_ids and times[0] - carry[1][-1] <= GAP_FACTOR * self.interval_s:
             times = np.concatenate([carry[1], times])
             values = np.concatenate([carry[2], values])
-        class_of = np.fromiter((self.node_class.get(n, -1) for n in block.node_ids), np.int64, len(block.node_ids))
+        if self._class_of is None or self._class_of[0] != block.node_ids:
+            self._class_of = (block.node_ids, np.fromiter((self.node_class.get(n, -1) for n in block.node_ids), np.int64,
+                                                          len(block.node_ids)))
+        class_of = self._class_of[1]
         cuts = np.flatnonzero(np.diff(times) > GAP_FACTOR * self.interval_s) + 1
         for lo, hi in zip(np.r_[0, cuts].tolist(), np.r_[cuts, times.size].tolist()):
-            self.hist.add(values[lo:hi], class_of, k)
+            self._fold(times[lo:hi], values[lo:hi], class_of, k)
         keep = min(k, times.size - (cuts[-1] if cuts.size else 0))
-        self._carry = (block.node_ids, times[-keep:], values[-keep:])
+        self._carry = (block.node_ids, times[-keep:].copy(), values[-keep:].copy())
+
+    def _fold(self, times: np.ndarray, values: np.ndarray, class_of: np.ndarray, k: int) -> None:
+        """Fold a gap-free run (rises at its first len − k polls)."""
+        self.hist.add(values, class_of, k)
 
 
 @lru_cache(maxsize=64)
@@ -197,13 +279,32 @@ def fit_reaction_margins(
     acc = RiseAccumulator({n: index[c] for n, c in node_class.items() if c in index}, len(class_ids), horizon_s=horizon_s)
     for block in blocks:
         acc.add(block)
-    sample_s = acc.interval_s or interval_s
+    return margins_from_histogram(acc.hist, class_ids, horizon_s=horizon_s, quantile=quantile, coarse=coarse,
+                                  sample_s=acc.interval_s or interval_s, min_windows=min_windows, version=version,
+                                  fitted_at=fitted_at)
+
+
+def margins_from_histogram(
+    hist: RiseHistogram,
+    class_ids: Sequence[str],
+    *,
+    horizon_s: float,
+    quantile: float,
+    coarse: MarginModel | None,
+    sample_s: float,
+    min_windows: int,
+    version: int,
+    fitted_at: float,
+) -> MarginModel:
+    """The margins of `fit_reaction_margins` from rises already counted per class (row i = class_ids[i])."""
+    if not 0 < quantile < 1:
+        raise ValueError(f"quantile must be in (0, 1), got {quantile}")
     k = horizon_samples(horizon_s, sample_s)
     margins = []
     for i, cid in enumerate(class_ids):
-        n = acc.hist.total(i)
+        n = hist.total(i)
         if n >= min_windows:
-            margins.append(ClassMargin(cid, quantile, acc.hist.quantile(i, quantile), n, acc.hist.mean(i),
+            margins.append(ClassMargin(cid, quantile, hist.quantile(i, quantile), n, hist.mean(i),
                                        f"raw: {n:,} windows of {k} samples at {sample_s:g} s"))
             continue
         slot = None if coarse is None else coarse.margin(cid)

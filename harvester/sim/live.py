@@ -131,7 +131,9 @@ def backfill_primary(store: HistoryStore, ctx: ControllerContext, seconds: float
     if ctx.past_primary is None or seconds <= 0:
         return 0
     times, util = ctx.past_primary(ctx.period_s, seconds)
-    order = sorted(range(len(ctx.sim.node_ids)), key=lambda i: ctx.sim.node_ids[i])  # the registry's node order
+    name = {t.index: t.name for t in ctx.sim.tenants}
+    tenant = ctx.sim.tenant_of.tolist()
+    order = sorted(range(len(ctx.sim.node_ids)), key=lambda i: (name.get(int(tenant[i]), ""), ctx.sim.node_ids[i]))  # the registry's node order
     ids = tuple(ctx.sim.node_ids[i] for i in order)
     written = 0
     for lo in range(0, times.size, 4096):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Iterator
 
@@ -92,3 +93,26 @@ def test_primary_vectors_round_trip_in_blocks_split_by_node_set_and_prune(backen
     assert [b.times.tolist() for b in store.primary_vectors(since=15.0, until=30.0)] == [[20.0]]
     assert store.prune(before=25.0) == {"node_samples": 0, "primary_vectors": 2}
     assert [b.times.tolist() for b in store.primary_vectors(since=0.0)] == [[30.0]]
+
+
+def test_rise_summaries_add_up_drop_old_days_reset_and_page(store: HistoryStore) -> None:
+    import numpy as np
+
+    from harvester.models.rise_summary import FoldState, TenantDay
+
+    def day(d: int, tenant: str, counts: dict[int, int]) -> TenantDay:
+        return TenantDay(d, tenant, np.array(list(counts), np.uint16), np.array(list(counts.values()), np.int64))
+
+    assert store.rise_fold_state() is None and list(store.rise_summaries(from_day=0)) == []
+    store.save_rise_fold(FoldState(20.0, float("nan"), 5.0), [day(3, "web", {0: 2, 7: 1})], keep_from_day=0)
+    assert math.isnan(store.rise_fold_state().interval_s), "an unknown interval round-trips"
+    store.save_rise_fold(FoldState(20.0, 3.0, 10.0), [day(3, "web", {7: 4, 9: 1}), day(4, "db", {1: 1}),
+                                                      day(1, "old", {1: 1})], keep_from_day=2)
+    rows = {(r.day, r.tenant): dict(zip(r.bins.tolist(), r.counts.tolist())) for r in store.rise_summaries(from_day=0)}
+    assert rows == {(3, "web"): {0: 2, 7: 5, 9: 1}, (4, "db"): {1: 1}}, "counts add per (day, tenant); older days dropped"
+    assert store.rise_fold_state() == FoldState(20.0, 3.0, 10.0)
+    assert [r.day for r in store.rise_summaries(from_day=4)] == [4]
+    store.save_rise_fold(FoldState(30.0, 3.0, 0.0), [day(5, f"t{i:04d}", {i % 1000: 1}) for i in range(2500)],
+                         keep_from_day=0, reset=True)
+    got = list(store.rise_summaries(from_day=0))
+    assert len(got) == 2500 and {r.day for r in got} == {5}, "reset dropped the rest; read back across pages"

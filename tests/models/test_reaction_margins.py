@@ -92,3 +92,33 @@ def test_folding_leaves_the_callers_values_alone(k: int) -> None:
     before = values.copy()
     RiseHistogram(1).add(values, np.zeros(3, dtype=np.int64), k)
     assert np.array_equal(values, before)
+
+
+@given(st.integers(2, 30), st.integers(1, 12), st.integers(1, 6), st.integers(0, 2**32 - 1),
+       st.sampled_from([8, 64, 1 << 19]), st.sampled_from([1, 2, 64]))
+@settings(max_examples=120, deadline=None)
+def test_tiles_and_gathers_count_every_window_once(polls, nodes, k, seed, chunk, tile) -> None:
+    """Tiles by class and by columns, unsorted classes (gathered) and unknown nodes give the
+    counts of the direct definition, whatever the tile sizes."""
+    import harvester.models.reaction_margins as rm
+
+    rng = np.random.default_rng(seed)
+    values = (rng.integers(0, 2001, (polls, nodes)) / 2000).astype(np.float32)  # rises off the bin edges' float noise
+    values[rng.random(values.shape) < 0.1] = np.nan
+    class_of = rng.integers(-1, 4, nodes)
+    old = rm.CHUNK_VALUES, rm.TILE_CLASSES
+    rm.CHUNK_VALUES, rm.TILE_CLASSES = chunk, tile
+    try:
+        h = RiseHistogram(4)
+        h.add(values, class_of, k)
+    finally:
+        rm.CHUNK_VALUES, rm.TILE_CLASSES = old
+    want = np.zeros((4, BINS + 1), dtype=np.int64)
+    for t in range(polls - k):
+        for j in range(nodes):
+            ahead = values[t + 1:t + k + 1, j]
+            if class_of[j] < 0 or np.isnan(values[t, j]) or np.all(np.isnan(ahead)):
+                continue
+            rise = min(1.0, max(0.0, float(np.nanmax(ahead)) - float(values[t, j])))
+            want[class_of[j], int(math.ceil(rise * BINS - 1e-4))] += 1
+    assert np.array_equal(h.counts, want)
