@@ -39,7 +39,7 @@ from harvester.sim.cluster import ClusterModel, Container, EndCause
 from harvester.sim.engine import Engine
 from harvester.sim.jobrun import JobRun, StageRun
 from harvester.sim.metrics.collector import JobRecord, SimStats
-from harvester.sim.sharing import NodeClocks, share
+from harvester.sim.sharing import NodeClocks, share, share_one
 from harvester.sim.policies import (
     CapacityUpdate,
     ClusterView,
@@ -279,7 +279,7 @@ class Substrate:
         if clocks.speed[node] == 1.0 and self.over_amount[node] <= EPS:
             self._reschedule_one(node, now)  # fewer tasks on a node that was not short: nothing to share anew
         else:
-            self._account(np.array([node]), now, reschedule=True)
+            self._account_one(node, now, reschedule=True)
         self._want_schedule(now)
 
     def _complete(self, c: Container, now: float) -> None:
@@ -383,6 +383,37 @@ class Substrate:
             if hit.size:
                 self.kill_pending[hit] = True
                 self.engine.push(now + self.delay, Ev.KILL_CHECK, hit)
+
+    def _account_one(self, node: int, now: float, trigger: bool = True, reschedule: bool = False) -> None:
+        """`_account` for one node in Python floats: the same arithmetic, in the same order, as
+        the vectorized path (sim/sharing.py `share`), without numpy's per-call overhead (task
+        ends on a shared server call it once each: most events of a stock-YARN run)."""
+        st = self.stats
+        prev, slow = float(self.over_amount[node]), float(self.slow_amount[node])
+        if prev > EPS or slow > EPS:
+            dt = now - float(self.over_since[node])
+            st.unserved_core_s += prev * dt
+            st.slowed_core_s += slow * dt
+            if prev > EPS:
+                st.overflow_node_s += dt
+        m = self.model
+        if m.running[node]:
+            primary, batch = float(m.primary_cpu[node]), float(m.container_cpu[node])
+            got_p, got_b = share_one(primary, batch, float(m.physical_cores[node]), self.weight)
+            short, slowed = primary - got_p, batch - got_b
+        else:
+            batch = float(m.container_cpu[node])
+            got_p = got_b = short = slowed = 0.0
+        self.primary_got[node], self.batch_got[node] = got_p, got_b
+        self.over_amount[node] = short
+        self.slow_amount[node] = slowed
+        self.over_since[node] = now
+        changed = self.clocks.set_speed(node, got_b / batch if batch > EPS else 1.0, now)
+        if reschedule or changed:
+            self._reschedule_one(node, now)
+        if trigger and self.delay is not None and short > EPS and not self.kill_pending[node]:
+            self.kill_pending[node] = True
+            self.engine.push(now + self.delay, Ev.KILL_CHECK, np.array([node]))
 
     def _reschedule_one(self, node: int, now: float) -> None:
         clocks = self.clocks
