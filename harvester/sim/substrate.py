@@ -106,6 +106,7 @@ class Substrate:
         self.kill_pending = np.zeros(n, dtype=bool)
         self._free_v = np.zeros(n, dtype=np.int64)
         self._free_m = np.zeros(n, dtype=np.int64)
+        model.track_changes()
         self._queue: list[tuple[int, JobRun]] = []
         self._tasks: dict[str, tuple[JobRun, StageRun, int, float]] = {}  # + progress clock at start
         self._sched_at: float | None = None
@@ -134,6 +135,29 @@ class Substrate:
     # --- views ---------------------------------------------------------------------------
 
     def _refresh_free(self) -> None:
+        """free = max(capacity − allocated, 0), 0 on nodes down: recomputed for the nodes the
+        model says changed since the last view (all of them after a bulk capacity update)."""
+        m = self.model
+        every, nodes = m.take_changes()
+        if every:
+            self._refresh_all()
+        elif len(nodes) > 16:
+            idx = np.asarray(nodes, dtype=np.int64)
+            fv = np.maximum(m.cap_vcores[idx] - m.alloc_vcores[idx], 0)
+            fm = np.maximum(m.cap_mem[idx] - m.alloc_mem[idx], 0)
+            up = m.running[idx]
+            self._free_v[idx] = np.where(up, fv, 0)
+            self._free_m[idx] = np.where(up, fm, 0)
+        else:
+            cv, av, cm, am, up, fv, fm = m.cap_vcores, m.alloc_vcores, m.cap_mem, m.alloc_mem, m.running, self._free_v, self._free_m
+            for n in nodes:
+                if up[n]:
+                    fv[n] = max(int(cv[n]) - int(av[n]), 0)
+                    fm[n] = max(int(cm[n]) - int(am[n]), 0)
+                else:
+                    fv[n] = fm[n] = 0
+
+    def _refresh_all(self) -> None:
         m = self.model
         np.subtract(m.cap_vcores, m.alloc_vcores, out=self._free_v)
         np.subtract(m.cap_mem, m.alloc_mem, out=self._free_m)
@@ -190,6 +214,7 @@ class Substrate:
         full: list[tuple[int, int]] = []
         visited: list[JobRun] = []
         placed: list[np.ndarray] = []
+        cand: np.ndarray | None = None
         while self._queue:
             if any(v <= self._min_v and m <= self._min_m for v, m in full):
                 break  # nothing of any size fits anywhere: later jobs cannot run either
@@ -207,8 +232,11 @@ class Substrate:
                 if nodes.size:
                     self._launch(job, st, nodes, now)
                     placed.append(nodes)
-                if nodes.size < k and not ((free_v >= st.vcores) & (free_m >= st.mem)).any():
-                    full.append((st.vcores, st.mem))
+                if nodes.size < k:
+                    if cand is None:  # free only shrinks during a pass: look at the nodes with room at its start
+                        cand = np.flatnonzero((free_v > 0) & (free_m > 0))
+                    if not ((free_v[cand] >= st.vcores) & (free_m[cand] >= st.mem)).any():
+                        full.append((st.vcores, st.mem))
         for job in visited:
             if job.pending:
                 self._enqueue(job)
