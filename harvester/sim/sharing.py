@@ -75,7 +75,10 @@ class NodeClocks:
         self.speed = np.ones(n)
         self.clock = np.zeros(n)     # progress clock value at `since`
         self.since = np.zeros(n)
-        self.next_at = np.full(n, np.inf)  # real time of the node's pending finish event
+        self.next_at = np.full(n, np.inf)  # real time of the node's next finish
+        # time of the node's one armed finish event in the engine queue (inf: none); a finish
+        # that moves later does not queue another event: the armed one re-arms when it comes up
+        self.queued = np.full(n, np.inf)
         self._heaps: list[list[tuple[float, int, Any]]] = [[] for _ in range(n)]
         self._seq = 0
 

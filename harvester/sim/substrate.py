@@ -299,7 +299,14 @@ class Substrate:
     def _on_node_finish(self, now: float, node: int) -> None:
         """The node's earliest task ends now (stale events, superseded by a reschedule, are skipped)."""
         clocks = self.clocks
-        if clocks.next_at[node] != now:
+        if clocks.queued[node] != now:
+            return  # superseded by an earlier finish of the node
+        clocks.queued[node] = math.inf
+        want = float(clocks.next_at[node])
+        if want != now:  # the finish moved later (or away) since this event was queued: re-arm
+            if want != math.inf:
+                clocks.queued[node] = want
+                self.engine.push(want, Ev.FINISH, node)
             return
         clocks.next_at[node] = math.inf
         for c in clocks.due(node, now, _alive):
@@ -448,7 +455,8 @@ class Substrate:
         t = clocks.next_finish(node, now, _alive)
         if t != clocks.next_at[node]:
             clocks.next_at[node] = t
-            if t != math.inf:
+            if t < clocks.queued[node]:  # later than the armed event: that one re-arms for it
+                clocks.queued[node] = t
                 self.engine.push(t, Ev.FINISH, node)
 
     def _on_kill_check(self, now: float, nodes: np.ndarray) -> None:

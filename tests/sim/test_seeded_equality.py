@@ -5,7 +5,10 @@ policy fast paths (one-node sharing in Python floats, incremental free capacity,
 heartbeat order, ...): a speed-up must not change a single job's start or finish, a kill, or
 a utilization row. `sha` is the sha256 (first 16 hex digits) of `repr((jobs, utilization))`,
 every job's (id, start, finish, attempts, kills, wasted CPU-s) and every utilization row;
-the summary's figures are compared exactly. Scenarios: the benchmark's scenario at 400
+the summary's figures are compared exactly, except `events`: a node's finish that moves
+later no longer queues another engine event (the queued one re-arms when it comes up), so
+fewer superseded events are popped; that count is engine work, not a simulated outcome, and
+is pinned separately (EVENTS_NOW). Scenarios: the benchmark's scenario at 400
 servers (stock YARN sharing cores, strict priority, primary-aware with RM over-commit
 kills, OSDI'16 reimages), the substrate's own kill (`reaction_delay_s`), the two small
 example scenarios, and the Algorithm 1 mechanism scenario with Harvester's live loops.
@@ -90,6 +93,9 @@ RECORDED: dict[str, tuple[str, tuple[Any, ...]]] = {
         (36, 1305, 12, 2884, 85, 2146.4772208867357, 0.782416929602623, 363.50116110824536, 0.014754032008357064, 0.013837094857453753, 0.01611111111111111, 0)),
 }
 
+# engine events after "a later finish re-arms the queued event" (the simulated numbers above unchanged)
+EVENTS_NOW = {"bench400_stock": 39772, "bench400_aware": 36880, "bench400_stock_strict": 39974, "tiny_stock_kill": 13738, "tiny_aware": 7132, "small_stock": 90310, "small_aware": 90428, "alg1_live": 2876}
+
 
 def fingerprint(result: RunResult) -> tuple[str, tuple[Any, ...]]:
     s = summarize(result)
@@ -102,5 +108,7 @@ def fingerprint(result: RunResult) -> tuple[str, tuple[Any, ...]]:
 def test_a_seeded_run_gives_the_numbers_recorded_before_the_speedups(name: str) -> None:
     sha, values = fingerprint(RUNS[name]())
     want_sha, want = RECORDED[name]
-    assert dict(zip(KEYS, values)) == dict(zip(KEYS, want))
+    got, rec = dict(zip(KEYS, values)), dict(zip(KEYS, want))
+    assert got.pop("events") == EVENTS_NOW[name] <= rec.pop("events")
+    assert got == rec
     assert sha == want_sha, "same summary, but a job's times or a utilization row changed"
