@@ -115,6 +115,10 @@ class ClusterModel:
         self._deadlines: list[_Deadline] = []
         self._generation = np.zeros(n, dtype=np.int64)  # per node: bumped by every capacity update
         self._seq = itertools.count(1)
+        # nodes whose capacity, allocation or state changed since a caller last took them
+        # (`track_changes` / `take_changes`: the simulator's incremental free capacity); None: untracked
+        self.changed: list[int] | None = None
+        self.changed_all = False
 
     # --- nodes ----------------------------------------------------------------------------
 
@@ -158,7 +162,20 @@ class ClusterModel:
         self.running = grow(self.running, True)
         self._on_node.extend({} for _ in ids)
         self._generation = grow(self._generation, 0)
+        self.changed_all = True
         return np.arange(start, start + k)
+
+    def track_changes(self) -> None:
+        """From now on, record the nodes whose capacity, allocation or running state changes."""
+        self.changed, self.changed_all = [], True
+
+    def take_changes(self) -> tuple[bool, list[int]]:
+        """(every node may have changed, the nodes changed) since the last call; resets both."""
+        if self.changed is None:
+            return True, []
+        out = (self.changed_all, self.changed)
+        self.changed, self.changed_all = [], False
+        return out
 
     def index(self, node_id: str) -> int:
         try:
@@ -247,6 +264,8 @@ class ClusterModel:
                       is_am, priority, cpu_cores, seq=next(self._seq))
         self.containers[container_id] = c
         self._on_node[node][container_id] = c
+        if self.changed is not None:
+            self.changed.append(node)
         self.alloc_mem[node] += c.memory_mb
         self.alloc_vcores[node] += c.vcores
         self.container_cpu[node] += c.cpu_cores
@@ -280,6 +299,8 @@ class ClusterModel:
             containers[cid] = on_node[node][cid] = c
             out.append(c)
             per_node[node] = per_node.get(node, 0) + 1
+        if self.changed is not None:
+            self.changed.extend(per_node)
         if len(per_node) <= 32:  # numpy scalar updates beat fancy indexing for a handful of nodes
             for node, k in per_node.items():
                 self.alloc_mem[node] += k * mem
@@ -300,6 +321,8 @@ class ClusterModel:
             return c
         c.ended_at, c.end_cause = now, cause
         del self._on_node[c.node][container_id]
+        if self.changed is not None:
+            self.changed.append(c.node)
         self.alloc_mem[c.node] -= c.memory_mb
         self.alloc_vcores[c.node] -= c.vcores
         self.container_cpu[c.node] -= c.cpu_cores
@@ -356,6 +379,8 @@ class ClusterModel:
             raise ValueError(f"overCommitTimeout must be >= -1 ms, got {overcommit_timeout_ms}")
         self.cap_mem[node] = resources.memory_mb
         self.cap_vcores[node] = resources.vcores
+        if self.changed is not None:
+            self.changed.append(node)
         self._generation[node] += 1  # a newer update supersedes any pending deadline
         if overcommit_timeout_ms >= 0:
             due = now + overcommit_timeout_ms / 1000.0
@@ -386,6 +411,7 @@ class ClusterModel:
             raise ValueError(f"overCommitTimeout must be >= -1 ms, got {overcommit_timeout_ms}")
         self.cap_vcores[nodes] = vc
         self.cap_mem[nodes] = mem
+        self.changed_all = True
         self._generation[nodes] += 1
         if overcommit_timeout_ms >= 0:
             over = nodes[(self.alloc_vcores[nodes] > self.cap_vcores[nodes]) | (self.alloc_mem[nodes] > self.cap_mem[nodes])]
@@ -420,6 +446,8 @@ class ClusterModel:
         """The node leaves (lost/decommissioned): its containers end, nothing more is placed."""
         ended = [self.release(cid, now, EndCause.NODE_LOST) for cid in list(self._on_node[node])]
         self.running[node] = False
+        if self.changed is not None:
+            self.changed.append(node)
         return ended
 
     def running_containers(self) -> Iterator[Container]:

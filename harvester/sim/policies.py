@@ -187,6 +187,8 @@ class HeartbeatOrderPolicy:
 
     def __init__(self, context: SimContext) -> None:
         self._order = np.random.default_rng(context.seed).permutation(len(context.node_ids))
+        self._rank = np.empty_like(self._order)  # node -> its place in the heartbeat order
+        self._rank[self._order] = np.arange(self._order.size)
         self._view: ClusterView | None = None
         self._pass_order = self._order
         self._cursor = 0
@@ -196,7 +198,11 @@ class HeartbeatOrderPolicy:
         if view is not self._view:
             self._view = view
             room = (view.free_vcores > 0) & (view.free_memory_mb > 0)
-            ranked = self._order[room[self._order]]
+            have = np.flatnonzero(room)
+            if have.size * 8 < self._order.size:  # a busy cluster: order the few nodes with room by rank
+                ranked = self._order[np.sort(self._rank[have])]
+            else:
+                ranked = self._order[room[self._order]]
             r = int(view.rng.integers(0, ranked.size)) if ranked.size else 0
             self._pass_order = np.concatenate((ranked[r:], ranked[:r]))
             self._cursor = 0

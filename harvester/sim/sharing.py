@@ -50,6 +50,20 @@ def share(primary: np.ndarray, batch: np.ndarray, cores: np.ndarray, weight: flo
     return xp, xb
 
 
+def share_one(primary: float, batch: float, cores: float, weight: float | None) -> tuple[float, float]:
+    """`share` for one node in Python floats (same operations in the same order: same bits)."""
+    if not primary + batch > cores + EPS:
+        return primary, batch
+    if weight is None:
+        xp = min(primary, cores)
+    else:
+        wp = weight * primary
+        prop = cores * wp / (wp + batch) if wp + batch > 0 else 0.0
+        xp = min(primary, max(prop, cores - batch))
+    xp = max(xp, 0.0)
+    return xp, min(max(cores - xp, 0.0), batch)
+
+
 class NodeClocks:
     """Per-node batch progress clocks and the tasks waiting to finish on each (module docstring).
 
@@ -61,7 +75,10 @@ class NodeClocks:
         self.speed = np.ones(n)
         self.clock = np.zeros(n)     # progress clock value at `since`
         self.since = np.zeros(n)
-        self.next_at = np.full(n, np.inf)  # real time of the node's pending finish event
+        self.next_at = np.full(n, np.inf)  # real time of the node's next finish
+        # time of the node's one armed finish event in the engine queue (inf: none); a finish
+        # that moves later does not queue another event: the armed one re-arms when it comes up
+        self.queued = np.full(n, np.inf)
         self._heaps: list[list[tuple[float, int, Any]]] = [[] for _ in range(n)]
         self._seq = 0
 
@@ -85,6 +102,16 @@ class NodeClocks:
             self.since[idx] = now
             self.speed[idx] = speeds[changed]
         return idx
+
+    def set_speed(self, node: int, speed: float, now: float) -> bool:
+        """`set_speeds` for one node; True if its speed changed (its clock caught up)."""
+        old = float(self.speed[node])
+        if not abs(old - speed) > 1e-12:
+            return False
+        self.clock[node] += old * (now - float(self.since[node]))
+        self.since[node] = now
+        self.speed[node] = speed
+        return True
 
     def next_finish(self, node: int, now: float, alive: Any) -> float:
         """Real time the node's earliest live task ends (inf: none, or the node is stalled)."""

@@ -39,7 +39,7 @@ from harvester.sim.cluster import ClusterModel, Container, EndCause
 from harvester.sim.engine import Engine
 from harvester.sim.jobrun import JobRun, StageRun
 from harvester.sim.metrics.collector import JobRecord, SimStats
-from harvester.sim.sharing import NodeClocks, share
+from harvester.sim.sharing import NodeClocks, share, share_one
 from harvester.sim.policies import (
     CapacityUpdate,
     ClusterView,
@@ -106,6 +106,7 @@ class Substrate:
         self.kill_pending = np.zeros(n, dtype=bool)
         self._free_v = np.zeros(n, dtype=np.int64)
         self._free_m = np.zeros(n, dtype=np.int64)
+        model.track_changes()
         self._queue: list[tuple[int, JobRun]] = []
         self._tasks: dict[str, tuple[JobRun, StageRun, int, float]] = {}  # + progress clock at start
         self._sched_at: float | None = None
@@ -134,6 +135,29 @@ class Substrate:
     # --- views ---------------------------------------------------------------------------
 
     def _refresh_free(self) -> None:
+        """free = max(capacity − allocated, 0), 0 on nodes down: recomputed for the nodes the
+        model says changed since the last view (all of them after a bulk capacity update)."""
+        m = self.model
+        every, nodes = m.take_changes()
+        if every:
+            self._refresh_all()
+        elif len(nodes) > 16:
+            idx = np.asarray(nodes, dtype=np.int64)
+            fv = np.maximum(m.cap_vcores[idx] - m.alloc_vcores[idx], 0)
+            fm = np.maximum(m.cap_mem[idx] - m.alloc_mem[idx], 0)
+            up = m.running[idx]
+            self._free_v[idx] = np.where(up, fv, 0)
+            self._free_m[idx] = np.where(up, fm, 0)
+        else:
+            cv, av, cm, am, up, fv, fm = m.cap_vcores, m.alloc_vcores, m.cap_mem, m.alloc_mem, m.running, self._free_v, self._free_m
+            for n in nodes:
+                if up[n]:
+                    fv[n] = max(int(cv[n]) - int(av[n]), 0)
+                    fm[n] = max(int(cm[n]) - int(am[n]), 0)
+                else:
+                    fv[n] = fm[n] = 0
+
+    def _refresh_all(self) -> None:
         m = self.model
         np.subtract(m.cap_vcores, m.alloc_vcores, out=self._free_v)
         np.subtract(m.cap_mem, m.alloc_mem, out=self._free_m)
@@ -190,6 +214,7 @@ class Substrate:
         full: list[tuple[int, int]] = []
         visited: list[JobRun] = []
         placed: list[np.ndarray] = []
+        cand: np.ndarray | None = None
         while self._queue:
             if any(v <= self._min_v and m <= self._min_m for v, m in full):
                 break  # nothing of any size fits anywhere: later jobs cannot run either
@@ -207,8 +232,11 @@ class Substrate:
                 if nodes.size:
                     self._launch(job, st, nodes, now)
                     placed.append(nodes)
-                if nodes.size < k and not ((free_v >= st.vcores) & (free_m >= st.mem)).any():
-                    full.append((st.vcores, st.mem))
+                if nodes.size < k:
+                    if cand is None:  # free only shrinks during a pass: look at the nodes with room at its start
+                        cand = np.flatnonzero((free_v > 0) & (free_m > 0))
+                    if not ((free_v[cand] >= st.vcores) & (free_m[cand] >= st.mem)).any():
+                        full.append((st.vcores, st.mem))
         for job in visited:
             if job.pending:
                 self._enqueue(job)
@@ -271,7 +299,14 @@ class Substrate:
     def _on_node_finish(self, now: float, node: int) -> None:
         """The node's earliest task ends now (stale events, superseded by a reschedule, are skipped)."""
         clocks = self.clocks
-        if clocks.next_at[node] != now:
+        if clocks.queued[node] != now:
+            return  # superseded by an earlier finish of the node
+        clocks.queued[node] = math.inf
+        want = float(clocks.next_at[node])
+        if want != now:  # the finish moved later (or away) since this event was queued: re-arm
+            if want != math.inf:
+                clocks.queued[node] = want
+                self.engine.push(want, Ev.FINISH, node)
             return
         clocks.next_at[node] = math.inf
         for c in clocks.due(node, now, _alive):
@@ -279,7 +314,7 @@ class Substrate:
         if clocks.speed[node] == 1.0 and self.over_amount[node] <= EPS:
             self._reschedule_one(node, now)  # fewer tasks on a node that was not short: nothing to share anew
         else:
-            self._account(np.array([node]), now, reschedule=True)
+            self._account_one(node, now, reschedule=True)
         self._want_schedule(now)
 
     def _complete(self, c: Container, now: float) -> None:
@@ -384,12 +419,44 @@ class Substrate:
                 self.kill_pending[hit] = True
                 self.engine.push(now + self.delay, Ev.KILL_CHECK, hit)
 
+    def _account_one(self, node: int, now: float, trigger: bool = True, reschedule: bool = False) -> None:
+        """`_account` for one node in Python floats: the same arithmetic, in the same order, as
+        the vectorized path (sim/sharing.py `share`), without numpy's per-call overhead (task
+        ends on a shared server call it once each: most events of a stock-YARN run)."""
+        st = self.stats
+        prev, slow = float(self.over_amount[node]), float(self.slow_amount[node])
+        if prev > EPS or slow > EPS:
+            dt = now - float(self.over_since[node])
+            st.unserved_core_s += prev * dt
+            st.slowed_core_s += slow * dt
+            if prev > EPS:
+                st.overflow_node_s += dt
+        m = self.model
+        if m.running[node]:
+            primary, batch = float(m.primary_cpu[node]), float(m.container_cpu[node])
+            got_p, got_b = share_one(primary, batch, float(m.physical_cores[node]), self.weight)
+            short, slowed = primary - got_p, batch - got_b
+        else:
+            batch = float(m.container_cpu[node])
+            got_p = got_b = short = slowed = 0.0
+        self.primary_got[node], self.batch_got[node] = got_p, got_b
+        self.over_amount[node] = short
+        self.slow_amount[node] = slowed
+        self.over_since[node] = now
+        changed = self.clocks.set_speed(node, got_b / batch if batch > EPS else 1.0, now)
+        if reschedule or changed:
+            self._reschedule_one(node, now)
+        if trigger and self.delay is not None and short > EPS and not self.kill_pending[node]:
+            self.kill_pending[node] = True
+            self.engine.push(now + self.delay, Ev.KILL_CHECK, np.array([node]))
+
     def _reschedule_one(self, node: int, now: float) -> None:
         clocks = self.clocks
         t = clocks.next_finish(node, now, _alive)
         if t != clocks.next_at[node]:
             clocks.next_at[node] = t
-            if t != math.inf:
+            if t < clocks.queued[node]:  # later than the armed event: that one re-arms for it
+                clocks.queued[node] = t
                 self.engine.push(t, Ev.FINISH, node)
 
     def _on_kill_check(self, now: float, nodes: np.ndarray) -> None:
