@@ -428,7 +428,8 @@ def evaluate(ctx: GuardContext) -> GuardDecision:
     views = NodeViews([ids[i] for i in order.tolist()], [class_ids[i] for i in order.tolist()], primary[order],
                       has_after[order], after_mb[order], after_vc[order], +counts, build, source=ctx.nodes,
                       nodes=NodeColumns(tuple(nss[i].tenant for i in order.tolist()), phys[order], cap_mb[order], cap_vc[order], fresh[order],
-                                        np.where(fresh, used_mb, 0)[order], np.where(fresh, used_vc, 0)[order]))
+                                        np.where(fresh, used_mb, 0)[order], np.where(fresh, used_vc, 0)[order]),
+                      stale=~known[order], harvestable_vc=np.where(known, f.target_vc, 0)[order])
     coverage = {c: (rises[c], absorbed[c]) for c in rises}
     return GuardDecision(now, actions, views, memos, coverage, tuple(am_kills))
 

@@ -145,7 +145,8 @@ class NodeViews(Sequence[NodeView]):
     def __init__(self, node_ids: Sequence[str], class_ids: Sequence[str], primary: np.ndarray, has_after: np.ndarray,
                  after_mb: np.ndarray, after_vc: np.ndarray, outcome_counts: Mapping[str, int],
                  build: Callable[[int], NodeView], *, dry: bool = False, source: object = None,
-                 nodes: NodeColumns | None = None) -> None:
+                 nodes: NodeColumns | None = None, stale: np.ndarray | None = None,
+                 harvestable_vc: np.ndarray | None = None) -> None:
         self.node_ids = tuple(node_ids)
         self.class_ids = tuple(class_ids)
         self.primary, self.has_after, self.after_mb, self.after_vc = primary, has_after, after_mb, after_vc
@@ -155,6 +156,9 @@ class NodeViews(Sequence[NodeView]):
         self._index: dict[str, int] | None = None
         self.source = source      # the `nodes` mapping the decision was made over (its views cover exactly it)
         self.nodes = nodes        # those nodes' sizes and fresh samples, in view order
+        # `NodeView.stale` and the formula's harvestable vcores (0 where none), in view order:
+        # the node-ordering loop reads these instead of building every view (issue 29)
+        self.stale, self.harvestable_vc = stale, harvestable_vc
 
     def __len__(self) -> int:
         return len(self.node_ids)
@@ -199,7 +203,8 @@ class NodeViews(Sequence[NodeView]):
         for k, n in self._counts.items():
             counts["would_send:" + k.removeprefix("sent:") if k.startswith("sent:") else k] += n
         return NodeViews(self.node_ids, self.class_ids, self.primary, self.has_after, self.after_mb, self.after_vc,
-                         counts, self._build, dry=True, source=self.source, nodes=self.nodes)
+                         counts, self._build, dry=True, source=self.source, nodes=self.nodes, stale=self.stale,
+                         harvestable_vc=self.harvestable_vc)
 
     def outcomes(self) -> dict[str, int]:
         return dict(self._counts)

@@ -28,6 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
 
 from harvester.decisions.class_selection import ClassState, Weights, headroom_fraction
 from harvester.decisions.guard import NodeView
@@ -54,31 +57,56 @@ def _capacity_vcores(v: NodeView) -> int:
     return 0 if r is None else r.vcores
 
 
+class _Rows(NamedTuple):
+    """What steps 2-3 read of each node view: id, class, stale, capacity vcores (step 2)."""
+
+    node_ids: Sequence[str]
+    class_ids: Sequence[str | None]
+    stale: np.ndarray
+    capacity_vc: np.ndarray
+
+
+def _rows(nodes: Sequence[NodeView]) -> _Rows:
+    """The views' columns: read from the guard's arrays when it kept them (a `NodeViews` of
+    50,000 nodes is not built view by view, issue 29), else from each view."""
+    stale, harvestable = getattr(nodes, "stale", None), getattr(nodes, "harvestable_vc", None)
+    if stale is not None and harvestable is not None:
+        cap = np.where(nodes.has_after, nodes.after_vc, harvestable)  # type: ignore[attr-defined]
+        return _Rows(nodes.node_ids, nodes.class_ids, stale, cap)  # type: ignore[attr-defined]
+    views = list(nodes)
+    return _Rows([v.node_id for v in views], [v.class_id for v in views],
+                 np.fromiter((v.stale for v in views), bool, len(views)),
+                 np.fromiter((_capacity_vcores(v) for v in views), np.int64, len(views)))
+
+
 def order_nodes(
     job_type: JobType,
     classes: Sequence[ClassState],
-    nodes: Sequence[NodeView],
+    nodes: Sequence[NodeView] | _Rows,
     weights: Weights,
 ) -> NodeOrder:
     """Steps 1-4 of the module docstring for one job type."""
+    rows = nodes if isinstance(nodes, _Rows) else _rows(nodes)
     w = weights[job_type]
     weighted = {c.class_id: class_room_vcores(job_type, c) * float(w.get(c.pattern, 0.0)) for c in classes}
     ranked = sorted(weighted, key=lambda cid: (-weighted[cid], cid))
     rank = {cid: k for k, cid in enumerate(ranked)}
-    usable = [v for v in nodes if not v.stale and _capacity_vcores(v) > 0]
     unranked = len(ranked)
-    order = sorted(usable, key=lambda v: (rank.get(v.class_id, unranked), -_capacity_vcores(v), v.node_id))
-    stale = sum(1 for v in nodes if v.stale)
-    empty = len(nodes) - stale - len(usable)
+    usable = np.flatnonzero(~rows.stale & (rows.capacity_vc > 0)).tolist()
+    cap = rows.capacity_vc.tolist()
+    ids, cls = rows.node_ids, rows.class_ids
+    usable.sort(key=lambda i: (rank.get(cls[i], unranked), -cap[i], ids[i]))  # type: ignore[arg-type]
+    stale = int(rows.stale.sum())
+    empty = len(ids) - stale - len(usable)
     if ranked:
         head = ", ".join(f"{cid} {weighted[cid]:.1f}" for cid in ranked[:4]) + (" ..." if len(ranked) > 4 else "")
         why = f"{job_type.value}: classes by weighted room (vcores × W): {head}"
     else:
         why = f"{job_type.value}: no class model yet, nodes by harvestable capacity"
-    why += f"; {len(order)} nodes advised"
+    why += f"; {len(usable)} nodes advised"
     if stale or empty:
         why += f", left out: {stale} without a fresh guard view, {empty} without harvestable vcores"
-    return NodeOrder(job_type, tuple(v.node_id for v in order), why)
+    return NodeOrder(job_type, tuple(ids[i] for i in usable), why)
 
 
 def order_all(
@@ -95,4 +123,5 @@ def order_all(
     if decision_age_s > stale_after_s:
         why = f"the guard's last decision is {decision_age_s:.0f} s old (> {stale_after_s:g} s): no advice"
         return {t: NodeOrder(t, (), f"{t.value}: {why}") for t in JobType}
-    return {t: order_nodes(t, classes, nodes, weights) for t in JobType}
+    rows = _rows(nodes)  # read once for every job type
+    return {t: order_nodes(t, classes, rows, weights) for t in JobType}
