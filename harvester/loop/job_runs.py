@@ -46,6 +46,7 @@ class RecordJobRuns:
         self._nodes = nodes
         self._since: float | None = None
         self._seen: frozenset[str] = frozenset()  # app ids of the last poll (the overlap returns them again)
+        self._window: dict[str, JobRun] = {}  # the store's runs of the window, by app id (_update_window)
 
     def tick(self, now: float) -> TickResult:
         window = self._h.job_length.history_days * DAY_S
@@ -55,9 +56,26 @@ class RecordJobRuns:
         written = self._store.append_job_runs(runs)
         self._metrics.record_rows_written("job_runs", written)
         fresh = self._since is None or any(r.app_id not in self._seen for r in runs)
+        self._update_window(now - window, runs)  # on every tick: a run written again may have changed
         self._since, self._seen = now, frozenset(r.app_id for r in runs)
         if not fresh:
             return TickResult({"new_runs": written, "republished": False})
-        history = self._store.job_runs(since=now - window)
+        history = sorted(self._window.values(), key=lambda r: (r.finished_at, r.app_id))  # the store's order
         self._board.publish_jobs(job_history(history, self._h, self._board.view().model, self._nodes()))
         return TickResult({"new_runs": written, "runs_in_window": len(history), "republished": True})
+
+    def _update_window(self, since: float, runs: list[JobRun]) -> None:
+        """Keep `_window` = the store's runs that finished since `since`, as `store.job_runs` has them.
+        Read whole once, then only from the earliest run just written (the store merges a run seen
+        twice, so the stored row is read back); this loop is the only writer of job runs, and their
+        retention keeps at least the window. Reading 30 days of runs every minute was a quarter of
+        a 1,000-node replay's time (issue 29)."""
+        if self._since is None:
+            self._window = {r.app_id: r for r in self._store.job_runs(since=since)}
+        elif runs:
+            for r in runs:
+                self._window.pop(r.app_id, None)
+            for r in self._store.job_runs(since=max(since, min(r.finished_at for r in runs))):
+                self._window[r.app_id] = r
+        for app_id in [a for a, r in self._window.items() if r.finished_at < since]:
+            del self._window[app_id]

@@ -62,3 +62,44 @@ def test_the_history_is_republished_only_when_a_new_run_arrives() -> None:
     before = state.view().jobs
     summary = tick.tick(1120.0).summary  # app_1 again, in the overlap: nothing new
     assert summary == {"new_runs": 1, "republished": False} and state.view().jobs is before
+
+
+def test_the_republished_history_is_what_the_store_holds_for_the_window(monkeypatch) -> None:
+    """The loop keeps the window in memory (issue 29) yet republishes exactly what
+    `store.job_runs(since=now - window)` returns: runs merged by the store when seen again, runs
+    that fell out of the window, runs from before the sidecar started."""
+    import harvester.loop.job_runs as loop_mod
+    from harvester.models.job_history import JobRun
+
+    class Runs:
+        def __init__(self) -> None:
+            self.runs: list[JobRun] = []
+
+        def poll(self, since: float) -> list[JobRun]:
+            return [r for r in self.runs if r.finished_at >= since]
+
+        def running(self) -> list:  # type: ignore[type-arg]
+            return []
+
+    published: list[list[JobRun]] = []
+    real = loop_mod.job_history
+    monkeypatch.setattr(loop_mod, "job_history", lambda runs, *a: (published.append(list(runs)), real(runs, *a))[1])
+    day = 86400.0
+    settings = HarvestingSettings.model_validate({"job_length": {"history_days": 1}})
+    source, store, board = Runs(), SqliteHistoryStore(":memory:"), HarvestingBoard(Board())
+    store.append_job_runs([JobRun("old", "app_0", 100.0, 500.0, 3, 90.0)])  # before the sidecar started
+    tick = RecordJobRuns(source, store, board, Metrics(CollectorRegistry()), settings, nodes=dict)
+    now, k = 1000.0, 0
+    for step in range(40):
+        now += 3600.0 * (0.25 + (step % 3))
+        if step % 2 == 0:
+            k += 1
+            source.runs.append(JobRun(f"job{k % 3}", f"app_{k}", now - 300.0, now - 30.0 - step, 4 + k, 10.0 * k))
+        if step % 5 == 0 and source.runs:  # the RM reports a run again, without its peak: the store keeps the first
+            r = source.runs[-1]
+            source.runs[-1] = JobRun(r.job_name, r.app_id, r.started_at, r.finished_at)
+        before = len(published)
+        tick.tick(now)
+        if len(published) > before:
+            assert published[-1] == store.job_runs(since=now - day), f"step {step}"
+    assert len(published) > 10 and any(r.app_id == "app_0" for r in published[0])
