@@ -326,4 +326,30 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        9,
+        (
+            # The apps the RM was still running at the jobs loop's last poll (issue 28: whatif
+            # replays them, a long-lived service included): one row per app, updated in place at
+            # every poll, deleted when the app finishes or is no longer alive (running_sqlite.py).
+            """CREATE TABLE running_apps (
+                app_id TEXT PRIMARY KEY,
+                job_name TEXT NOT NULL,
+                started_at REAL NOT NULL,
+                seen_at REAL NOT NULL,
+                peak_containers INTEGER NOT NULL,
+                launched_at REAL,
+                queue TEXT NOT NULL,
+                step_s REAL,
+                origin_t REAL,
+                first_s REAL,
+                last_s REAL,
+                memory_mb TEXT,
+                vcores TEXT
+            )""",
+        ),
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -76,6 +76,16 @@ class HistoryStore(Protocol):
 
     def prune_job_runs(self, before: float) -> int: ...  # runs that finished before `before`
 
+    # --- apps still running (schema version 9) -------------------------------------------
+    # One row per app alive at the jobs loop's last poll, as a JobRun with final_status
+    # "RUNNING", `finished_at` = when it was last seen (RM time) and its skyline so far.
+    # `replace_running_apps` updates the given apps in place and deletes every other row;
+    # `append_job_runs` deletes the row of an app stored finished.
+
+    def replace_running_apps(self, runs: Sequence[JobRun]) -> int: ...
+
+    def running_apps(self) -> list[JobRun]: ...  # by start time then app id
+
     def prune_model_versions(self, keep: int) -> dict[str, int]: ...  # all but the newest `keep` versions of
     # every versioned model (class models + their classes/tenants, margins, HDFS grids); rows removed per table
 

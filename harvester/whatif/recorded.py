@@ -29,6 +29,7 @@ from harvester.models.hdfs_grid_model import GridModel
 from harvester.models.job_history import JobRun
 from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
 from harvester.models.slo_contract import SloContract
+from harvester.whatif.running import still_running
 
 DAY_S = 86400.0
 
@@ -66,6 +67,7 @@ class Recorded:
     reimages: list[ReimageEvent]
     grid: GridModel | None
     notes: list[str] = field(default_factory=list)
+    running: list[JobRun] = field(default_factory=list)  # apps alive at the last poll (whatif/running.py)
 
     @property
     def history_slots(self) -> int:
@@ -176,6 +178,7 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
             from_slots[fill, k] = True
     jobs = [r for r in store.job_runs(since=replay_start, until=end + DAY_S, with_usage=True)
             if replay_start <= r.started_at < end]
+    running = still_running(store.running_apps(), {r.app_id for r in jobs}, replay_start=replay_start, end=end)
     return Recorded(nodes, step, past_start, replay_start, end, util, from_vectors, from_slots, jobs,
                     store.slo_contracts(), store.hdfs_datanodes(),
-                    store.hdfs_reimages(since=past_start, until=end), store.hdfs_grid())
+                    store.hdfs_reimages(since=past_start, until=end), store.hdfs_grid(), running=running)
