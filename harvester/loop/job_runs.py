@@ -6,11 +6,16 @@ finished since the last tick (a minute of overlap: a run seen twice is one row, 
 keyed by app id) — on the first tick since `job_length.history_days` ago — stores them, and
 republishes the fitted job history (thresholds by `job_length.mode`, loop/refit.job_history)
 when a run it had not seen arrived (or on the first tick); the refit loop republishes it with
-every class model too.
+every class model too. The window's runs are read from the store once (the first tick) and then
+kept by merging each tick's runs the way the store does (`merged`: history/harvesting_sqlite.py
+keeps the larger peak and the known container-seconds and launch) and dropping the runs that left
+the window — the same runs as re-reading the store each tick (retention never prunes inside the
+window: control.py), without reading the whole window at every poll.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Protocol
 
 from harvester.board.harvesting import HarvestingBoard
@@ -46,6 +51,7 @@ class RecordJobRuns:
         self._nodes = nodes
         self._since: float | None = None
         self._seen: frozenset[str] = frozenset()  # app ids of the last poll (the overlap returns them again)
+        self._window: dict[str, JobRun] | None = None  # the window's runs as the store holds them (no skyline)
 
     def tick(self, now: float) -> TickResult:
         window = self._h.job_length.history_days * DAY_S
@@ -61,6 +67,25 @@ class RecordJobRuns:
         self._since, self._seen = now, frozenset(r.app_id for r in runs)
         if not fresh:
             return TickResult({"new_runs": written, "republished": False})
-        history = self._store.job_runs(since=now - window)
+        history = self._history(runs, now - window)
         self._board.publish_jobs(job_history(history, self._h, self._board.view().model, self._nodes()))
         return TickResult({"new_runs": written, "runs_in_window": len(history), "republished": True})
+
+    def _history(self, runs: list[JobRun], since: float) -> list[JobRun]:
+        """The runs finished since `since`, as `store.job_runs(since=since)` gives them (module doc)."""
+        if self._window is None:
+            self._window = {r.app_id: r for r in self._store.job_runs(since=since)}
+        else:
+            for r in runs:
+                self._window[r.app_id] = merged(self._window.get(r.app_id), r)
+            self._window = {k: r for k, r in self._window.items() if r.finished_at >= since}
+        return sorted(self._window.values(), key=lambda r: (r.finished_at, r.app_id))
+
+
+def merged(old: JobRun | None, new: JobRun) -> JobRun:
+    """A run stored again, as the store's upsert keeps it (history/harvesting_sqlite.py)."""
+    if old is None:
+        return replace(new, usage=None)
+    return replace(new, usage=None, peak_containers=max(old.peak_containers, new.peak_containers),
+                   container_seconds=old.container_seconds if new.container_seconds is None else new.container_seconds,
+                   launched_at=old.launched_at if new.launched_at is None else new.launched_at)
