@@ -269,10 +269,6 @@ class FederatedJobRuns:
     def poll(self, since: float) -> list[JobRun]:
         return merge_runs([run for s in self._sources.values() for run in s.poll(since)])
 
-    def running_runs(self) -> list[JobRun]:
-        """The alive apps so far of every sub-cluster that knows them (telemetry/rm_jobs.py), one per app id."""
-        return merge_runs([run for s in self._sources.values() for run in getattr(s, "running_runs", list)()])
-
     def running(self) -> list[RunningApp]:
         seen: dict[str, RunningApp] = {}
         for app in sorted((a for s in self._sources.values() for a in s.running()), key=lambda a: a.started_at):

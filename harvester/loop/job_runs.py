@@ -57,11 +57,10 @@ class RecordJobRuns:
         window = self._h.job_length.history_days * DAY_S
         since = now - window if self._since is None else self._since - OVERLAP_S
         runs = self._source.poll(since)
-        self._board.publish_running(tuple(self._source.running()))
+        running = tuple(self._source.running())
+        self._board.publish_running(running)
         written = self._store.append_job_runs(runs)
-        so_far = getattr(self._source, "running_runs", None)  # sources that know the alive apps' skylines
-        if so_far is not None:
-            self._store.replace_running_apps(so_far())  # the apps not finished, for whatif (issue 28)
+        self._store.replace_running_apps(running, now)  # the apps not finished, for whatif (issue 28)
         self._metrics.record_rows_written("job_runs", written)
         fresh = self._since is None or any(r.app_id not in self._seen for r in runs)
         self._since, self._seen = now, frozenset(r.app_id for r in runs)

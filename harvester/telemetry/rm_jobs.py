@@ -80,20 +80,12 @@ class RMJobRuns:
         self._peaks: dict[str, int] = {}
         self._usage: dict[str, _Usage] = {}
         self._running: list[RunningApp] = []
-        self._running_runs: list[JobRun] = []
         self._lock = threading.Lock()
 
     def running(self) -> list[RunningApp]:
         """The apps alive at the last poll (RUNNING, ACCEPTED)."""
         with self._lock:
             return list(self._running)
-
-    def running_runs(self) -> list[JobRun]:
-        """The apps alive at the last poll as runs so far (final_status RUNNING, `finished_at` =
-        the RM's time of the poll, peak and skyline as polled so far): what the store keeps of
-        the apps not finished (whatif replays them, issue 28)."""
-        with self._lock:
-            return list(self._running_runs)
 
     def poll(self, since: float) -> list[JobRun]:
         try:
@@ -118,19 +110,11 @@ class RMJobRuns:
                                    launched_at=launched, final_status=app.final_status, queue=app.queue,
                                    usage=None if usage is None else usage.freeze(self._step_s)))
             rm_now = max(((a.started_time_ms + a.elapsed_time_ms) / 1000.0 for a in alive), default=None)
-            self._running_runs = [self._so_far(a, rm_now) for a in alive if a.started_time_ms > 0 and rm_now is not None]
             if rm_now is not None:  # apps the RM forgot (its restart) are dropped after FORGET_S
                 for gone in [k for k, u in self._usage.items() if u.last is not None and u.last < rm_now - FORGET_S]:
                     self._usage.pop(gone)
                     self._peaks.pop(gone, None)
         return runs
-
-    def _so_far(self, app: App, now: float) -> JobRun:
-        usage = self._usage.get(app.id)
-        launched = app.launch_time_ms / 1000.0 if app.launch_time_ms and app.launch_time_ms > 0 else None
-        return JobRun(self._normalize(app.name or app.id), app.id, app.started_time_ms / 1000.0, now,
-                      self._peaks.get(app.id, 0), launched_at=launched, final_status="RUNNING", queue=app.queue,
-                      usage=None if usage is None else usage.freeze(self._step_s))
 
     def _observe(self, app: App) -> None:
         self._peaks[app.id] = max(self._peaks.get(app.id, 0), max(0, app.running_containers))

@@ -1,13 +1,14 @@
 """The apps still running at the end of the history, as replay jobs (issue 28).
 
-The store keeps the apps alive at the jobs loop's last poll (`HistoryStore.running_apps`: their
-submission, peak and skyline so far). A long-lived service never finishes, so it has no finished
-run; without it the replayed cluster would have the room the service held (docs/whatif.md,
-"validated against what happened"). Each is replayed as one job submitted at its recorded
-submission (the replay's start if earlier) whose containers are the ones it held at its last
-poll (the skyline's last step; without a skyline, its peak of 1-vCore containers) and last past
-the replay and its drain: the app had not finished when the history ends, and when it will is
-unknown, so it holds its capacity for the whole replay and never adds completed work.
+The store keeps the apps alive at the jobs loop's last poll as it saw them
+(`HistoryStore.running_apps`: submission, running containers and allocation). A long-lived
+service never finishes, so it has no finished run; without it the replayed cluster would have the
+room the service held (docs/whatif.md, "validated against what happened"). Each is replayed as one
+job submitted at its recorded submission (the replay's start if earlier) holding the containers of
+its last poll — that many containers of its mean allocation per container (at least one of
+1 vCore / 1 GB when none ran) — past the replay and its drain: the app had not finished when the
+history ends, and when it will is unknown, so it holds its capacity for the whole replay and never
+adds completed work.
 """
 
 from __future__ import annotations
@@ -16,33 +17,28 @@ from typing import Sequence
 
 import numpy as np
 
-from harvester.models.job_history import JobRun
+from harvester.models.job_history import RunningApp
 from harvester.sim.workload import JobSpec, StageSpec
 
 DEFAULT_CONTAINER_MB = 1024
 
 
-def still_running(running: Sequence[JobRun], finished_ids: set[str], *, replay_start: float,
-                  end: float) -> list[JobRun]:
-    """The running apps that belong to the replay: submitted before its end, seen alive in it,
+def still_running(running: Sequence[tuple[RunningApp, float]], finished_ids: set[str], *, replay_start: float,
+                  end: float) -> list[RunningApp]:
+    """The running apps that belong to the replay: seen alive in it, submitted before its end,
     and not also stored finished."""
-    return [r for r in running
-            if r.app_id not in finished_ids and r.started_at < end and r.finished_at >= replay_start]
+    return [a for a, seen in running
+            if a.app_id not in finished_ids and a.started_at < end and seen >= replay_start]
 
 
-def running_job(run: JobRun, *, origin: float, until_s: float) -> JobSpec:
+def running_job(app: RunningApp, *, origin: float, until_s: float) -> JobSpec:
     """One still-running app as a job whose containers last until `until_s` (replay time, past
     the drain: module docstring)."""
-    submit = max(0.0, run.started_at - origin)
-    u = run.usage
-    peak = max(1, run.peak_containers)
-    if u is not None and u.vcores and max(u.vcores) > 0:
-        per_vc = max(1, int(round(max(u.vcores) / peak)))
-        per_mem = max(1, int(round(max(u.memory_mb) / peak))) if u.memory_mb and max(u.memory_mb) > 0 \
-            else DEFAULT_CONTAINER_MB
-        held = max(1, int(np.ceil(u.vcores[-1] / per_vc)))
-    else:
-        per_vc, per_mem, held = 1, DEFAULT_CONTAINER_MB, peak
+    submit = max(0.0, app.started_at - origin)
+    held = max(1, app.containers)
+    per_vc = max(1, int(round(app.allocated_vcores / held))) if app.containers > 0 else 1
+    per_mem = max(1, int(round(app.allocated_mb / held))) if app.containers > 0 and app.allocated_mb > 0 \
+        else DEFAULT_CONTAINER_MB
     stage = StageSpec("running", np.full(held, max(1.0, until_s - submit)), per_vc, per_mem)
-    return JobSpec(run.app_id, submit, (stage,), run.job_name, None, "recorded",
-                   {"final_status": "RUNNING", "origin": run.origin, "running_at_end": True})
+    return JobSpec(app.app_id, submit, (stage,), app.job_name, None, "recorded",
+                   {"final_status": "RUNNING", "running_at_end": True})

@@ -17,7 +17,7 @@ from harvester.telemetry.rm_jobs import RMJobRuns
 from emu_cluster import EmuCluster
 
 
-def test_running_apps_are_stored_with_their_skyline_and_pruned_when_they_finish() -> None:
+def test_running_apps_are_stored_as_last_polled_and_pruned_when_they_finish() -> None:
     with EmuCluster() as c:
         store = SqliteHistoryStore(":memory:")
         tick = RecordJobRuns(RMJobRuns(c.client), store, HarvestingBoard(Board()), Metrics(CollectorRegistry()),
@@ -27,10 +27,10 @@ def test_running_apps_are_stored_with_their_skyline_and_pruned_when_they_finish(
         tick.tick(c.clock.now())
         c.advance(120)
         tick.tick(c.clock.now())
-        (alive,) = store.running_apps()
-        assert alive.app_id == app.app_id and alive.job_name == "long-etl" and alive.final_status == "RUNNING"
-        assert alive.peak_containers == 4 and alive.usage is not None and alive.usage.vcores[-1] == 4  # 3 + the AM
-        assert alive.started_at <= alive.launched_at <= alive.finished_at <= c.clock.now()
+        ((alive, seen),) = store.running_apps()
+        assert alive.app_id == app.app_id and alive.job_name == "long-etl" and alive.state == "RUNNING"
+        assert alive.containers == 4 and alive.allocated_vcores == 4 and alive.allocated_mb >= 4 * 1024  # 3 + the AM
+        assert alive.started_at <= seen == c.clock.now()
         assert store.job_runs(since=0) == []
         c.advance(400)
         tick.tick(c.clock.now())
