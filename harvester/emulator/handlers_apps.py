@@ -47,23 +47,31 @@ def _filter_apps(emu: Any, req: Request) -> list[App]:
         raise errors.bad_request("limit value must be greater then 0")
     types = {t.upper() for t in req.params("applicationTypes")}
     tags = {t.lower() for t in req.params("applicationTags")}
+    # the parameters are read once (not per app) and the cheap tests run first: this runs on
+    # every poll of the sidecar over every app the RM ever had
+    final, user, queue, name = (req.param(k) for k in ("finalStatus", "user", "queue", "name"))
+    started_lo = as_int(req.param("startedTimeBegin", "0"))
+    started_hi = as_int(req.param("startedTimeEnd", str(2**62)), 2**62)
+    f_begin, f_end = req.param("finishedTimeBegin"), req.param("finishedTimeEnd")
+    finished_lo = None if f_begin is None else as_int(f_begin)
+    finished_hi = None if f_end is None else as_int(f_end)
     out = []
     for app in sorted(emu.apps.values(), key=lambda a: a.seq):
-        started, finished = int(app.submitted_at * 1000), int(app.finished_at * 1000)
-        checks = [
-            not states or app.state.value in states,
-            req.param("finalStatus") in (None, app.final_status),
-            req.param("user") in (None, app.spec.user),
-            req.param("queue") in (None, app.queue),
-            req.param("name") in (None, app.spec.name),
-            not types or app.spec.app_type.upper() in types,
-            not tags or bool(tags & {t.lower() for t in app.spec.tags}),
-            started >= as_int(req.param("startedTimeBegin", "0")),
-            started <= as_int(req.param("startedTimeEnd", str(2**62)), 2**62),
-            req.param("finishedTimeBegin") is None or finished >= as_int(req.param("finishedTimeBegin")),
-            req.param("finishedTimeEnd") is None or 0 < finished <= as_int(req.param("finishedTimeEnd")),
-        ]
-        if all(checks):
+        finished = int(app.finished_at * 1000)
+        if (finished_lo is not None and finished < finished_lo) or \
+                (finished_hi is not None and not 0 < finished <= finished_hi):
+            continue
+        started = int(app.submitted_at * 1000)
+        if (
+            started_lo <= started <= started_hi
+            and (not states or app.state.value in states)
+            and final in (None, app.final_status)
+            and user in (None, app.spec.user)
+            and queue in (None, app.queue)
+            and name in (None, app.spec.name)
+            and (not types or app.spec.app_type.upper() in types)
+            and (not tags or bool(tags & {t.lower() for t in app.spec.tags}))
+        ):
             out.append(app)
     return out[: int(limit)] if limit else out
 

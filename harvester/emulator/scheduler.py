@@ -49,6 +49,8 @@ class Scheduler:
         self._next = math.inf
         self._next_node = -1
         self._plan_used: dict[str, Resources] = {}
+        self._live: list[App] = []   # the apps not terminal, in submission order (`live_apps`)
+        self._seen = 0               # how many of emu.apps (insertion-ordered, never removed) were looked at
 
     # --- bookkeeping ----------------------------------------------------------------------
 
@@ -129,17 +131,29 @@ class Scheduler:
 
     # --- queue rules ----------------------------------------------------------------------
 
+    def live_apps(self) -> list[App]:
+        """The apps not in a terminal state, in `emu.apps` order. Apps are only ever added to
+        `emu.apps` and a terminal state is final, so the list is the previous one without the apps
+        that ended plus the apps added since: the same apps as a scan of every app ever submitted
+        (which grows all week long), without the scan."""
+        apps = self.emu.apps
+        if len(apps) > self._seen:
+            self._live += list(apps.values())[self._seen:]
+            self._seen = len(apps)
+        self._live = [a for a in self._live if a.state not in APP_TERMINAL]
+        return self._live
+
     def _allowed(self) -> list[tuple[App, Ask]]:
         """Requests the queue rules allow now, in the order the scheduler serves them (at most
         the first allowed request of each app: the rest waits for the next heartbeat)."""
         emu = self.emu
-        waiting = [a for a in emu.apps.values() if a.asks and a.state not in APP_TERMINAL
-                   and a.leaf is not None and not a.stuck_until_resource_change]
+        live = self.live_apps()
+        waiting = [a for a in live if a.asks and a.leaf is not None and not a.stuck_until_resource_change]
         waiting.sort(key=lambda a: (-a.priority, a.submitted_at, a.seq))
         out = []
         users: dict[str, set[str]] = {}
-        for a in emu.apps.values():
-            if a.leaf is not None and a.state not in APP_TERMINAL:
+        for a in live:
+            if a.leaf is not None:
                 users.setdefault(a.leaf, set()).add(a.spec.user)
         limits: dict[str, Resources] = {}
         self._plan_used = {c.name: sum((self.used[x.name] for x in emu.queues.leaves.values() if x.config is c), Z)
@@ -172,7 +186,7 @@ class Scheduler:
         """The leaf's user limit now; `users` are the users with live apps in it (found if None)."""
         emu = self.emu
         if users is None:
-            users = {a.spec.user for a in emu.apps.values() if a.leaf == leaf.name and a.state not in APP_TERMINAL}
+            users = {a.spec.user for a in self.live_apps() if a.leaf == leaf.name}
         active_used = sum((self.user_used[(leaf.name, u)] for u in users), Z)
         return cap.user_limit(eff_min=leaf.eff_min, minimum=emu.config.minimum_allocation,
                               queue_used=self.used[leaf.name], active_used=active_used, active_users=len(users),
@@ -188,7 +202,7 @@ class Scheduler:
         if app.activated:
             return True
         emu = self.emu
-        active = [a for a in emu.apps.values() if a.leaf == leaf.name and a.activated and a.state not in APP_TERMINAL]
+        active = [a for a in self.live_apps() if a.leaf == leaf.name and a.activated]
         am_used = sum((a.am_resource for a in active), Z)
         limit = self.am_limit(leaf)
         if (am_used + app.am_resource).fits_in(limit) or not active:

@@ -177,6 +177,7 @@ class HarvestingSqlMixin:
              "VALUES (?, ?, ?, ?, ?, ?, ?)",
              [(r.app_id, u.step_s, u.origin, u.first_s, u.last_s, json.dumps(u.memory_mb), json.dumps(u.vcores))
               for r in usage if (u := r.usage) is not None]),
+            ("DELETE FROM running_apps WHERE app_id = ?", [(r.app_id,) for r in runs]),  # finished: not running
         ])
         return len(runs)
 

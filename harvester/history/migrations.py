@@ -351,4 +351,28 @@ MIGRATIONS += (
     ),
 )
 
+MIGRATIONS += (
+    (
+        10,
+        (
+            # The apps the RM was still running at the jobs loop's last poll (issue 28: whatif
+            # replays them, a long-lived service included): one row per app, updated in place at
+            # every poll, deleted when the app finishes or is no longer alive (running_sqlite.py).
+            """CREATE TABLE running_apps (
+                app_id TEXT PRIMARY KEY,
+                job_name TEXT NOT NULL,
+                name TEXT NOT NULL,
+                queue TEXT NOT NULL,
+                state TEXT NOT NULL,
+                started_at REAL NOT NULL,
+                containers INTEGER NOT NULL,
+                allocated_mb INTEGER NOT NULL,
+                allocated_vcores INTEGER NOT NULL,
+                preempted INTEGER,
+                seen_at REAL NOT NULL
+            )""",
+        ),
+    ),
+)
+
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -22,6 +22,7 @@ from harvester.history.hdfs_sqlite import HdfsSqlMixin
 from harvester.history.live_sqlite import LiveSqlMixin
 from harvester.history.migrations import LATEST_VERSION, MIGRATIONS
 from harvester.history.morpheus_sqlite import MorpheusSqlMixin
+from harvester.history.running_sqlite import RunningSqlMixin
 from harvester.history.sql import window_select
 from harvester.history.store import StoreError
 
@@ -48,7 +49,7 @@ def _sample(r: sqlite3.Row | tuple) -> NodeSample:
 
 
 class SqliteHistoryStore(HarvestingSqlMixin, LiveSqlMixin, HdfsSqlMixin, DecisionLogSqlMixin, MorpheusSqlMixin,
-                         EstimatorSqlMixin):
+                         EstimatorSqlMixin, RunningSqlMixin):
     """`HistoryStore` over one SQLite file (see history/store.py for the contract)."""
 
     def __init__(self, path: str | Path) -> None:

@@ -22,7 +22,7 @@ from harvester.decisions.hdfs_table import PublishedVersion
 from harvester.domain import DecisionRecord, NodeBaseline, NodeSample, Resources
 from harvester.models.estimator_history import EstimatorHistory, RecurrenceId, ResourceSkyline
 from harvester.models.hdfs_grid_model import GridModel
-from harvester.models.job_history import JobRun
+from harvester.models.job_history import JobRun, RunningApp
 from harvester.models.margins import MarginModel
 from harvester.models.provenance import FileAccess, ProvenanceCursor, RunRecord
 from harvester.models.reaction_margins import PrimaryBlock
@@ -76,6 +76,16 @@ class HistoryStore(Protocol):
     ) -> list[JobRun]: ...  # with_usage: each run's skyline (JobRun.usage) too (schema version 6)
 
     def prune_job_runs(self, before: float) -> int: ...  # runs that finished before `before`
+
+    # --- apps still running (schema version 10) ------------------------------------------
+    # The apps alive at the jobs loop's last poll, as it saw them (RunningApp) and when (`seen_at`):
+    # `replace_running_apps` updates the given apps' rows in place and deletes every other row;
+    # `append_job_runs` deletes the row of an app stored finished. `running_apps(since=)` gives
+    # (app, seen_at) of the rows seen at or after `since`, by start time then app id.
+
+    def replace_running_apps(self, apps: Sequence[RunningApp], seen_at: float) -> int: ...
+
+    def running_apps(self, *, since: float = 0.0) -> list[tuple[RunningApp, float]]: ...
 
     def prune_model_versions(self, keep: int) -> dict[str, int]: ...  # all but the newest `keep` versions of
     # every versioned model (class models + their classes/tenants, margins, HDFS grids); rows removed per table

@@ -6,7 +6,11 @@ finished since the last tick (a minute of overlap: a run seen twice is one row, 
 keyed by app id) — on the first tick since `job_length.history_days` ago — stores them, and
 republishes the fitted job history (thresholds by `job_length.mode`, loop/refit.job_history)
 when a run it had not seen arrived (or on the first tick); the refit loop republishes it with
-every class model too.
+every class model too. The window's runs are read from the store once (the first tick) and then
+kept by merging each tick's runs the way the store does (`merged`: history/harvesting_sqlite.py
+keeps the larger peak and the known container-seconds and launch) and dropping the runs that left
+the window — the same runs as re-reading the store each tick (retention never prunes inside the
+window: control.py), without reading the whole window at every poll.
 """
 
 from __future__ import annotations
@@ -52,8 +56,10 @@ class RecordJobRuns:
         window = self._h.job_length.history_days * DAY_S
         since = now - window if self._since is None else self._since - OVERLAP_S
         runs = self._source.poll(since)
-        self._board.publish_running(tuple(self._source.running()))
+        running = tuple(self._source.running())
+        self._board.publish_running(running)
         written = self._store.append_job_runs(runs)
+        self._store.replace_running_apps(running, now)  # the apps not finished, for whatif (issue 28)
         self._metrics.record_rows_written("job_runs", written)
         fresh = self._since is None or any(r.app_id not in self._seen for r in runs)
         self._update_window(now - window, runs)  # on every tick: a run written again may have changed

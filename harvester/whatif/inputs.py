@@ -12,6 +12,7 @@
   `peak_containers` tasks of `container_seconds / peak` each. The container size is the
   skyline's peak vcores and memory per container. A run's name is its recurring identity; a name
   with two or more runs in the store is recurring with the median gap between its runs as period.
+  The apps still running at the end of the history are replayed too (whatif/running.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from harvester.sim.tenants.patterns import classify
 from harvester.sim.workload import JobSpec, StageSpec
 from harvester.models.job_history import JobRun
 from harvester.whatif.recorded import DAY_S, Recorded
+from harvester.whatif.running import running_job
 
 DEFAULT_CONTAINER_MB = 1024
 
@@ -55,6 +57,7 @@ class Coverage:
     drain_s: float
     cannot_know: tuple[str, ...] = field(default_factory=tuple)
     notes: tuple[str, ...] = field(default_factory=tuple)   # what was left out while reading
+    jobs_running_at_end: int = 0  # apps alive at the last poll, replayed as holding their last allocation
 
 
 def fill_gaps(util: np.ndarray, tenant_of: np.ndarray) -> tuple[np.ndarray, int, int]:
@@ -148,6 +151,8 @@ CANNOT_KNOW = (
     "each job's DAG: a recorded run becomes one stage holding its recorded skyline (container-seconds and peak kept)",
     "how the primary varied inside a 2-minute slot: the replay holds each slot's mean",
     "the primary load after the recorded end: the drain repeats the last recorded day",
+    "when the apps still running at the end would finish: they are replayed holding their last allocation past the "
+    "replay's end (a service's capacity is held, no completed work is added)",
     "how jobs would have behaved differently (retries, speculation, user resubmissions) under another policy",
 )
 
@@ -163,6 +168,9 @@ def build_inputs(rec: Recorded) -> tuple[GivenInputs, Coverage]:
     jobs.sort(key=lambda j: (j.submit_s, j.job_id))
     drain = drain_for(jobs, rec.step_s)
     drain_slots = int(round(drain / rec.step_s))
+    beyond = rec.end - rec.replay_start + drain + rec.step_s  # still running when the replay ends
+    jobs += [running_job(r, origin=rec.replay_start, until_s=beyond) for r in rec.running]
+    jobs.sort(key=lambda j: (j.submit_s, j.job_id))
     full = with_drain(rows, drain_slots, rec.step_s)
     n = len(rec.nodes)
     load = PrimaryLoad(rec.step_s, rec.history_slots, rec.replay_slots + drain_slots, full,
@@ -170,7 +178,8 @@ def build_inputs(rec: Recorded) -> tuple[GivenInputs, Coverage]:
                        np.zeros(n, dtype=np.int64), tenant_of, tenant_list(rec, rows, tenant_of, names))
     sources = {
         "tenants": f"{len(names)} tenants, {n} nodes: primary load recorded in the history store",
-        "workload": f"{len(jobs)} recorded finished job runs ({len(per)} recurring names)",
+        "workload": f"{len(jobs) - len(rec.running)} recorded finished job runs ({len(per)} recurring names), "
+                    f"{len(rec.running)} apps still running at the end",
     }
     given = GivenInputs(tuple(x.node_id for x in rec.nodes), tuple(x.total for x in rec.nodes),
                         np.asarray([x.physical_cores for x in rec.nodes], dtype=np.float64),
@@ -178,11 +187,12 @@ def build_inputs(rec: Recorded) -> tuple[GivenInputs, Coverage]:
     cov = Coverage(
         replay_days=(rec.end - rec.replay_start) / DAY_S, history_days=(rec.replay_start - rec.past_start) / DAY_S,
         nodes=n, tenants=len(names), node_slots=int(rec.util.size), from_vectors=int(rec.from_vectors.sum()),
-        from_tenant_slots=int(rec.from_slots.sum()), gap_slots=gaps, nodes_without_data=empty, jobs=len(jobs),
+        from_tenant_slots=int(rec.from_slots.sum()), gap_slots=gaps, nodes_without_data=empty, jobs=len(jobs) - len(rec.running),
         jobs_with_skyline=sum(1 for r in rec.jobs if r.usage is not None),
         jobs_not_succeeded=sum(1 for r in rec.jobs if not r.succeeded), recurring_names=len(per),
         slo_contracts=len(rec.slos), datanodes=len(rec.datanodes), reimages=len(rec.reimages), drain_s=drain,
-        cannot_know=CANNOT_KNOW, notes=tuple(rec.notes))
+        cannot_know=CANNOT_KNOW, notes=tuple(rec.notes),
+        jobs_running_at_end=len(rec.running))
     return given, cov
 
 

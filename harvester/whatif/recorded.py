@@ -27,10 +27,11 @@ from harvester.decisions.strategy import NodeIdentity, configured_physical_cores
 from harvester.domain import Resources
 from harvester.history.store import HistoryStore
 from harvester.models.hdfs_grid_model import GridModel
-from harvester.models.job_history import JobRun
+from harvester.models.job_history import JobRun, RunningApp
 from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
 from harvester.models.slo_contract import SloContract
 from harvester.sim.live import RAW_DAYS
+from harvester.whatif.running import still_running
 
 DAY_S = 86400.0
 
@@ -68,6 +69,7 @@ class Recorded:
     reimages: list[ReimageEvent]
     grid: GridModel | None
     notes: list[str] = field(default_factory=list)
+    running: list[RunningApp] = field(default_factory=list)  # alive at the last poll (whatif/running.py)
 
     @property
     def history_slots(self) -> int:
@@ -191,8 +193,11 @@ def read_recorded(store: HistoryStore, h: HarvestingSettings, *, days: float, hi
             from_slots[rows] = fill
     jobs = [r for r in store.job_runs(since=replay_start, until=end + DAY_S, with_usage=True)
             if replay_start <= r.started_at < end]
+    running = still_running(store.running_apps(since=replay_start), {r.app_id for r in jobs},
+                            replay_start=replay_start, end=end)
     return Recorded(nodes, step, past_start, replay_start, end, util, from_vectors, from_slots, jobs,
                     store.slo_contracts(), store.hdfs_datanodes(),
                     store.hdfs_reimages(since=past_start, until=end), store.hdfs_grid(),
                     [f"{left_out} NodeManagers left out: size, physical cores or tenant unknown "
-                     "(node_resources, tenant rules with unmatched_nodes: ignore)"] if left_out else [])
+                     "(node_resources, tenant rules with unmatched_nodes: ignore)"] if left_out else [],
+                    running=running)

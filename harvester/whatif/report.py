@@ -112,7 +112,8 @@ def markdown(doc: Mapping[str, Any]) -> str:
               "the nearest known slot",
               f"- jobs: {cov['jobs']} finished runs ({cov['jobs_with_skyline']} with a skyline, "
               f"{cov['jobs_not_succeeded']} not succeeded), {cov['recurring_names']} recurring names, "
-              f"{cov['slo_contracts']} SLO contracts",
+              f"{cov['slo_contracts']} SLO contracts; {cov.get('jobs_running_at_end', 0)} apps still running at the "
+              "end, replayed holding their last allocation from their submission (or the replay's start) past its end",
               f"- DataNodes: {cov['datanodes']}, reimages: {cov['reimages']}",
               f"- drain after the replay: {cov['drain_s'] / 3600:.1f} h (the last recorded day repeated)",
               *[f"- {n}" for n in cov.get("notes", [])],
