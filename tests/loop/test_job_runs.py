@@ -41,20 +41,25 @@ def test_finished_apps_are_recorded_with_duration_and_peak_and_published() -> No
         assert len(store.job_runs(since=0)) == 2, "... but a run is one row (keyed by app id)"
 
 
+class ScriptedRuns:
+    """A job-run source that returns the runs a test appended (finished since `since`)."""
+
+    def __init__(self) -> None:
+        from harvester.models.job_history import JobRun
+
+        self.runs: list[JobRun] = []
+
+    def poll(self, since: float) -> list:  # type: ignore[type-arg]
+        return [r for r in self.runs if r.finished_at >= since]
+
+    def running(self) -> list:  # type: ignore[type-arg]
+        return []
+
+
 def test_the_history_is_republished_only_when_a_new_run_arrives() -> None:
     from harvester.models.job_history import JobRun
 
-    class Runs:
-        def __init__(self) -> None:
-            self.runs: list[JobRun] = []
-
-        def poll(self, since: float) -> list[JobRun]:
-            return [r for r in self.runs if r.finished_at >= since]
-
-        def running(self) -> list:  # type: ignore[type-arg]
-            return []
-
-    source, store, state = Runs(), SqliteHistoryStore(":memory:"), HarvestingBoard(Board())
+    source, store, state = ScriptedRuns(), SqliteHistoryStore(":memory:"), HarvestingBoard(Board())
     tick = RecordJobRuns(source, store, state, Metrics(CollectorRegistry()), HarvestingSettings(), nodes=dict)
     assert tick.tick(1000.0).summary["republished"] is True, "the first tick publishes (maybe an empty history)"
     source.runs.append(JobRun("etl", "app_1", 900.0, 1030.0))
@@ -71,22 +76,12 @@ def test_the_republished_history_is_what_the_store_holds_for_the_window(monkeypa
     import harvester.loop.job_runs as loop_mod
     from harvester.models.job_history import JobRun
 
-    class Runs:
-        def __init__(self) -> None:
-            self.runs: list[JobRun] = []
-
-        def poll(self, since: float) -> list[JobRun]:
-            return [r for r in self.runs if r.finished_at >= since]
-
-        def running(self) -> list:  # type: ignore[type-arg]
-            return []
-
     published: list[list[JobRun]] = []
     real = loop_mod.job_history
     monkeypatch.setattr(loop_mod, "job_history", lambda runs, *a: (published.append(list(runs)), real(runs, *a))[1])
     day = 86400.0
     settings = HarvestingSettings.model_validate({"job_length": {"history_days": 1}})
-    source, store, board = Runs(), SqliteHistoryStore(":memory:"), HarvestingBoard(Board())
+    source, store, board = ScriptedRuns(), SqliteHistoryStore(":memory:"), HarvestingBoard(Board())
     store.append_job_runs([JobRun("old", "app_0", 100.0, 500.0, 3, 90.0)])  # before the sidecar started
     tick = RecordJobRuns(source, store, board, Metrics(CollectorRegistry()), settings, nodes=dict)
     now, k = 1000.0, 0
