@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# CI (.ci/run) runs property tests derandomized: the same examples on every run, so a submission
+# is judged on its code, not on a draw. Exploring draws locally is the default profile.
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("HARVESTER_HYPOTHESIS_PROFILE"):
+    hypothesis_settings.load_profile(os.environ["HARVESTER_HYPOTHESIS_PROFILE"])
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Shared test doubles (fakes, builders) importable from every test folder.
