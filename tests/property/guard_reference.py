@@ -15,7 +15,7 @@ import numpy as np
 
 from harvester.decisions.arbiter import LABELS, RATE_LIMIT, ZERO, Proposals, arbitrate, lower, ruling_note
 from harvester.decisions.guard_kills import plan_kills
-from harvester.decisions.guard import GuardContext, GuardDecision, NodeMemo, NodeView
+from harvester.decisions.guard import GuardContext, GuardDecision, NodeMemo, NodeView, _unknown  # live code runs it per node too
 from harvester.decisions.strategy import GuardStrategy, NodeStrategy
 from harvester.domain import Action, ClusterSnapshot, ContainerInfo, ContainerState, KillContainer, NodeSample, Resources, SetNodeCapacity
 from harvester.models.tenant_series import primary_cpu_cores
@@ -131,33 +131,6 @@ def evaluate_per_node(ctx: GuardContext) -> GuardDecision:
         ))
     coverage = {c: (rises[c], absorbed[c]) for c in rises}
     return GuardDecision(now, tuple(actions), tuple(views), memos, coverage, tuple(am_kills))
-
-
-def _unknown(sample: NodeSample, prev: NodeMemo | None, now: float, s: GuardStrategy
-             ) -> tuple[NodeMemo, str, Resources | None]:
-    """A fresh node sample without utilization: its memo, the reason, and the freeze (None: no write).
-
-    The guard does not know the primary, so it computes nothing from this sample. The capacity
-    the node has stays (no write) while its newest utilization is within the staleness limit —
-    a first-heartbeat zero, a sidecar's first poll, a missed monitor sample (DESIGN.md principle
-    16: data that old is still a basis). Past it, `freeze_on_stale` lowers the capacity to the
-    allocation the RM reports in this sample (T = -1: nothing is killed; the arbiter's floor keeps
-    it from going below), so no NEW work lands where the primary cannot be seen.
-    """
-    seen_at = sample.time if prev is None else prev.seen_at   # a first view: unknown since this sample
-    blind = now - seen_at
-    why = "no utilization reported (or a first-heartbeat zero: unknown)"
-    age = f"none for {blind:.0f} s" if math.isfinite(blind) else "none for long"
-    if blind <= s.stale_after_s or not s.freeze_on_stale:
-        until = (f"; frozen at its allocation once unknown for more than {s.stale_after_s:g} s"
-                 if s.freeze_on_stale else "; harvesting.guard.freeze_on_stale is false")
-        return (NodeMemo(sample.total, math.nan, sample.used, seen_at),
-                f"{why}, {age}: capacity kept at <{sample.total.memory_mb} MB, {sample.total.vcores} vc> (no write){until}",
-                None)
-    freeze = lower(sample.total, sample.used)
-    return (NodeMemo(freeze, math.nan, sample.used, seen_at),
-            f"{why}, {age} > {s.stale_after_s:g} s: freeze at allocation <{freeze.memory_mb} MB, {freeze.vcores} vc>; "
-            "no kill", freeze)
 
 
 class _Proposal(NamedTuple):
