@@ -73,6 +73,10 @@ from harvester.models.tenant_series import TenantSeries  # noqa: E402
 from harvester.models.utilization_classes import TenantAssignment, TenantClassModel, UtilizationClass, fit  # noqa: E402
 from harvester.observability.metrics import Metrics  # noqa: E402
 from harvester.v1 import common_pb2, yarn_advisor_pb2, yarn_advisor_pb2_grpc  # noqa: E402
+from grpc_health.v1 import health_pb2  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+import _native_client  # noqa: E402  (a helper: `make bench` runs bench/[a-z]*.py only)
 
 STEP = 120.0
 SAMPLES = 30 * 720
@@ -111,6 +115,10 @@ def bench_classify(n: int, repeats: int) -> dict[str, float]:
 
 
 def bench_select(calls: int, repeats: int, n_classes: int = 100) -> dict[str, float]:
+    """SelectClasses over `n_classes` through the real gRPC server: p50/p99 per call as a Python
+    client sees it (`p50_ms`, `p99_ms`), as a native client sees it (`native_*`, bench/_native_client.py;
+    `native_empty_*`: the standard health Check on the same server, the transport's own floor),
+    and the servicer's time inside the server (`handler_*`: decode done to answer built)."""
     patterns = list(Pattern)
     rng = np.random.default_rng(1)
     classes = tuple(
@@ -124,28 +132,63 @@ def bench_select(calls: int, repeats: int, n_classes: int = 100) -> dict[str, fl
     state = HarvestingBoard(Board())
     state.publish_model(model, ReserveTable(), {})
     state.publish_classes(classes)
-    server = GrpcServer("127.0.0.1:0", Metrics(CollectorRegistry()), [yarn_advisor_service(state)])
+    service = yarn_advisor_service(state)
+    handler_s: list[float] = []
+    decide = service.servicer.SelectClasses
+
+    def timed(request, context):  # noqa: ANN001, ANN202 (gRPC's handler signature)
+        t0 = time.perf_counter()
+        try:
+            return decide(request, context)
+        finally:
+            handler_s.append(time.perf_counter() - t0)
+
+    service.servicer.SelectClasses = timed  # registered below: the server calls the timed one
+    server = GrpcServer("127.0.0.1:0", Metrics(CollectorRegistry()), [service])
     server.start()
     channel = grpc.insecure_channel(server.address)
     stub = yarn_advisor_pb2_grpc.YarnAdvisorStub(channel)
     req = yarn_advisor_pb2.SelectClassesRequest(job_name="bench", max_concurrent_containers=200,
                                                 container=common_pb2.Resources(memory_mb=2048, vcores=1))
-    p50s, p99s = [], []
+    native, why = _native_client.build()
+    if native is None:
+        print(f"select: no native client ({why}); Python client figures only", flush=True)
+    figures: dict[str, list[float]] = {}
+
+    def add(prefix: str, lat_ms: np.ndarray | list[float]) -> None:
+        figures.setdefault(f"{prefix}p50_ms", []).append(float(np.percentile(lat_ms, 50)))
+        figures.setdefault(f"{prefix}p99_ms", []).append(float(np.percentile(lat_ms, 99)))
+
     try:
         for _ in range(200):
             stub.SelectClasses(req)
         for _ in range(repeats):
             lat = []
+            handler_s.clear()
             for _ in range(calls):
                 t0 = time.perf_counter()
                 stub.SelectClasses(req)
-                lat.append(time.perf_counter() - t0)
-            p50s.append(float(np.percentile(lat, 50)) * 1000)
-            p99s.append(float(np.percentile(lat, 99)) * 1000)
+                lat.append((time.perf_counter() - t0) * 1000)
+            add("", lat)
+            add("handler_", np.array(handler_s) * 1000)
+            if native is not None:
+                add("native_", _native_client.latencies_ms(native, server.address, "/harvester.v1.YarnAdvisor/SelectClasses",
+                                                           req.SerializeToString(), calls))
+                add("native_empty_", _native_client.latencies_ms(native, server.address, "/grpc.health.v1.Health/Check",
+                                                                 health_pb2.HealthCheckRequest().SerializeToString(), calls))
     finally:
         channel.close()
         server.stop(0.1)
-    return {"p50_ms": statistics.median(p50s), "p99_ms": statistics.median(p99s)}
+    return {k: statistics.median(v) for k, v in figures.items()}
+
+
+def select_figures(select: dict[str, float], key: str) -> dict[str, float]:
+    """bench_select's figures under issue 29's names: `select_classes_p99_ms_<key>` (Python client),
+    `select_classes_native_p99_ms_<key>`, `empty_call_native_p99_ms_<key>`, `select_classes_handler_p99_ms_<key>`."""
+    names = {"": "select_classes_", "native_": "select_classes_native_", "native_empty_": "empty_call_native_",
+             "handler_": "select_classes_handler_"}
+    return {f"{names[prefix]}{q}_ms_{key}": select[f"{prefix}{q}_ms"]
+            for prefix in names for q in ("p50", "p99") if f"{prefix}{q}_ms" in select}
 
 
 def guard_context(n_nodes: int, now: float = 1e6) -> GuardContext:
@@ -346,9 +389,7 @@ def only_figures(args: argparse.Namespace) -> dict[str, object]:
         r = bench_reserve_fit(args.nodes, args.reserve_days, 3.0, args.reserve_tenants)
         figures.update(reserve_figures(r, args.nodes, args.reserve_days))
     if "select" in items:
-        select = bench_select(args.calls, args.repeats, args.classes)
-        figures[f"select_classes_p50_ms_{args.classes}_classes"] = select["p50_ms"]
-        figures[f"select_classes_p99_ms_{args.classes}_classes"] = select["p99_ms"]
+        figures.update(select_figures(bench_select(args.calls, args.repeats, args.classes), f"{args.classes}_classes"))
     if "guard" in items:
         figures.update(guard_figures(args.nodes, args.ticks, args.repeats))
     if "select" in items and "guard" in items:  # "while the loops run": the guard ticks in the same process
@@ -369,9 +410,7 @@ def only_figures(args: argparse.Namespace) -> dict[str, object]:
         finally:
             stop.set()
             loop.join()
-        key = f"{args.classes}_classes_guard_{args.nodes // 1000}k_ticking"
-        figures[f"select_classes_p50_ms_{key}"] = select["p50_ms"]
-        figures[f"select_classes_p99_ms_{key}"] = select["p99_ms"]
+        figures.update(select_figures(select, f"{args.classes}_classes_guard_{args.nodes // 1000}k_ticking"))
     return figures
 
 

@@ -348,7 +348,8 @@ class Harvester:
         self.hdfs = hdfs_faces(settings.hdfs, self.control.placement, self.store, self.metrics, slots=slots)
         # the RM plug-in's node orders (GET /v1/yarn/node-ordering, gRPC GetNodeOrdering)
         orderings = self.control.node_ordering
-        services = [yarn_advisor_service(self.state, self.metrics, selection=selection_strategy(h), orderings=orderings),
+        services = [yarn_advisor_service(self.state, self.metrics, selection=selection_strategy(h), orderings=orderings,
+                                         subclusters=self.control.node_ordering_subclusters),
                     *([self.hdfs.service] if self.hdfs.service else [])]
         services += placement_services(self.telemetry.latest, self.clock, settings, self.metrics)
         self.jockey = jockey_faces(j, self.control.jockey_board)

@@ -15,20 +15,23 @@ the state board (board/harvesting.py: what the refit, jobs and guard loops publi
   RM plug-in long-polls) for the request's `job_type`, else for the queue's class in
   harvesting.node_ordering.queues; INVALID_ARGUMENT when neither names a class,
   FAILED_PRECONDITION before the first order is published (or without a board). `unchanged`
-  (and no ids) when `if_version_differs_from` is the current version.
+  (and no ids) when `if_version_differs_from` is the current version. `subcluster` (rm.clusters)
+  answers from that RM's own document, as `GET /v1/yarn/node-ordering?subcluster=` does (its
+  nodes as host:port, its own version); empty = the whole estate; an unknown name NOT_FOUND.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import Any, Mapping
 
 import grpc
 import numpy as np
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from harvester.advice.grpc_server import ServiceImpl, duration_problem, resources_problem
+from harvester.advice.node_ordering_http import DEFAULT as SUBCLUSTER_DEFAULT
 from harvester.board.harvesting import HarvestingBoard
 from harvester.board.node_ordering import NodeOrderings
 from harvester.board.versioned_board import VersionedBoard
@@ -70,10 +73,12 @@ def _resources(r: Resources) -> common_pb2.Resources:
 class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
     def __init__(self, board: HarvestingBoard, selection: SelectionStrategy = DEFAULT_SELECTION,
                  metrics: Metrics | None = None, *, seed: int | None = None,
-                 orderings: VersionedBoard[NodeOrderings] | None = None) -> None:
+                 orderings: VersionedBoard[NodeOrderings] | None = None,
+                 subclusters: Mapping[str, VersionedBoard[NodeOrderings]] | None = None) -> None:
         self._board = board
         self._selection = selection
         self._orderings = orderings
+        self._subclusters = dict(subclusters or {})  # rm.clusters: each RM's own node order
         self._metrics = metrics
         self._rng = np.random.default_rng(seed)
         self._rng_lock = threading.Lock()
@@ -182,7 +187,8 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
     def GetNodeOrdering(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         if request.job_type != yarn_advisor_pb2.JOB_TYPE_UNSPECIFIED and request.job_type not in JOB_TYPE_OF_PB:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"job_type {request.job_type} is not a JobType")
-        pub = self._orderings.current() if self._orderings is not None else None
+        board = self._ordering_board(request.subcluster, context)
+        pub = board.current() if board is not None else None
         if pub is None:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                           "no node ordering is published yet (the node-ordering loop follows the guard)")
@@ -198,13 +204,25 @@ class YarnAdvisorServicer(yarn_advisor_pb2_grpc.YarnAdvisorServicer):
         return yarn_advisor_pb2.NodeOrdering(version=pub.version, node_ids=order.node_ids, reason=order.reason,
                                              job_type=JOB_TYPE_PB[job_type])
 
+    def _ordering_board(self, name: str, context: grpc.ServicerContext) -> VersionedBoard[NodeOrderings] | None:
+        """The document a GetNodeOrdering answers from (the same as GET /v1/yarn/node-ordering's
+        `?subcluster=`): none named → the whole estate; with rm.clusters a sub-cluster's own."""
+        if not name or (name == SUBCLUSTER_DEFAULT and not self._subclusters):
+            return self._orderings
+        board = self._subclusters.get(name)
+        if board is None:
+            names = ", ".join(sorted(self._subclusters)) or f"only {SUBCLUSTER_DEFAULT!r}: rm.clusters is not set"
+            context.abort(grpc.StatusCode.NOT_FOUND, f"subcluster {shown(name)}: no such sub-cluster ({names})")
+        return board
+
 
 def yarn_advisor_service(board: HarvestingBoard, metrics: Metrics | None = None, *, seed: int | None = None,
                          selection: SelectionStrategy = DEFAULT_SELECTION,
-                         orderings: VersionedBoard[NodeOrderings] | None = None) -> ServiceImpl:
+                         orderings: VersionedBoard[NodeOrderings] | None = None,
+                         subclusters: Mapping[str, VersionedBoard[NodeOrderings]] | None = None) -> ServiceImpl:
     """The `ServiceImpl` to hand to `GrpcServer` (the composition root calls this)."""
     return ServiceImpl(
         "harvester.v1.YarnAdvisor",
-        YarnAdvisorServicer(board, selection, metrics, seed=seed, orderings=orderings),
+        YarnAdvisorServicer(board, selection, metrics, seed=seed, orderings=orderings, subclusters=subclusters),
         yarn_advisor_pb2_grpc.add_YarnAdvisorServicer_to_server,
     )

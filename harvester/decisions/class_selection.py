@@ -166,7 +166,9 @@ PATTERN_CODE = {p: k for k, p in enumerate(Pattern)}
 class ClassTable:
     """Classes sorted by id with their numbers in arrays: built once when the classes' current
     state is published (each guard period), read by every SelectClasses, so a request does no
-    sorting, no attribute lookup and no Python loop over the classes (issue 29: 1,000 classes)."""
+    sorting, no attribute lookup and no Python loop over the classes (issue 29: 1,000 classes).
+    What depends on the job's type alone — the headroom fraction and the vcores left once the
+    reserve and the batch allocation are taken — is computed here too, once per type."""
 
     classes: tuple[ClassState, ...]
     pattern_code: np.ndarray     # PATTERN_CODE of each class's pattern
@@ -177,6 +179,9 @@ class ClassTable:
     allocated_vcores: np.ndarray
     reserve: np.ndarray
     memory_free_mb: np.ndarray   # NaN: memory not limiting (None)
+    memory_limits: bool          # some class knows its free memory
+    fraction: Mapping[JobType, np.ndarray]      # headroom_fraction per class, by job type
+    free_vcores: Mapping[JobType, np.ndarray]   # (fraction − reserve) × capacity − allocated
 
     @staticmethod
     def of(classes: Sequence[ClassState]) -> ClassTable:
@@ -187,29 +192,28 @@ class ClassTable:
             out.flags.writeable = False
             return out
 
-        return ClassTable(
-            o, col([PATTERN_CODE[c.pattern] for c in o], np.int64), col([c.average for c in o]),
-            col([c.peak for c in o]), col([c.current for c in o]), col([c.capacity.vcores for c in o]),
-            col([c.allocated.vcores for c in o]), col([c.reserve_fraction for c in o]),
-            col([np.nan if c.memory_free_mb is None else c.memory_free_mb for c in o]),
-        )
+        average, peak, current = col([c.average for c in o]), col([c.peak for c in o]), col([c.current for c in o])
+        capacity, allocated = col([c.capacity.vcores for c in o]), col([c.allocated.vcores for c in o])
+        reserve = col([c.reserve_fraction for c in o])
+        memory = col([np.nan if c.memory_free_mb is None else c.memory_free_mb for c in o])
+        used = {JobType.SHORT: current, JobType.MEDIUM: np.where(average > current, average, current),
+                JobType.LONG: np.where(peak > current, peak, current)}
+        fraction = {t: np.where(u >= 1.0, 0.0, np.where(u <= 0.0, 1.0, 1.0 - u)) for t, u in used.items()}
+        free = {t: (f - reserve) * capacity - allocated for t, f in fraction.items()}
+        for a in (*fraction.values(), *free.values()):
+            a.flags.writeable = False
+        return ClassTable(o, col([PATTERN_CODE[c.pattern] for c in o], np.int64), average, peak, current, capacity,
+                          allocated, reserve, memory, bool(np.any(~np.isnan(memory))),
+                          MappingProxyType(fraction), MappingProxyType(free))
 
 
 def _rooms(job: JobDemand, t: ClassTable) -> tuple[np.ndarray, np.ndarray]:
     """`headroom_fraction` and `headroom_containers` over a whole table (same formulas, elementwise)."""
-    if job.job_type is JobType.SHORT:
-        used = t.current
-    elif job.job_type is JobType.MEDIUM:
-        used = np.where(t.average > t.current, t.average, t.current)
-    else:
-        used = np.where(t.peak > t.current, t.peak, t.current)
-    fracs = np.where(used >= 1.0, 0.0, np.where(used <= 0.0, 1.0, 1.0 - used))
-    vc, mb = job.container.vcores, job.container.memory_mb
-    n = np.floor(((fracs - t.reserve) * t.capacity_vcores - t.allocated_vcores) / vc + 1e-9)
-    mem = t.memory_free_mb
-    with np.errstate(invalid="ignore"):
-        n = np.where(np.isnan(mem), n, np.minimum(n, np.floor(mem / mb + 1e-9)))
-    return fracs, np.maximum(n, 0).astype(np.int64)
+    n = np.floor(t.free_vcores[job.job_type] / job.container.vcores + 1e-9)
+    if t.memory_limits:
+        with np.errstate(invalid="ignore"):
+            n = np.where(np.isnan(t.memory_free_mb), n, np.minimum(n, np.floor(t.memory_free_mb / job.container.memory_mb + 1e-9)))
+    return t.fraction[job.job_type], np.maximum(n, 0).astype(np.int64)
 
 
 def select_classes(

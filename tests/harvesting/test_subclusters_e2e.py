@@ -18,6 +18,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Iterator
 
+import grpc
 import pytest
 from prometheus_client import CollectorRegistry
 
@@ -25,6 +26,7 @@ from harvester.app import Harvester
 from harvester.clock import SimClock
 from harvester.config import parse_settings
 from harvester.emulator.subclusters import SubClusters, start_subclusters
+from harvester.v1 import yarn_advisor_pb2, yarn_advisor_pb2_grpc
 from rm_client import RMClient, RMClientConfig
 from tcp_proxy import CuttableProxy
 
@@ -145,6 +147,20 @@ def test_each_rm_plugin_gets_its_subclusters_node_order(rig: Rig) -> None:
     assert status == 400 and err["subclusters"] == ["east", "west"]
     status, err = rig.get("/v1/yarn/node-ordering?subcluster=north")
     assert status == 404 and "no such sub-cluster" in err["error"]
+    # gRPC GetNodeOrdering answers the same documents
+    with grpc.insecure_channel(rig.app.grpc.address) as channel:
+        stub = yarn_advisor_pb2_grpc.YarnAdvisorStub(channel)
+        for name in ("east", "west"):
+            got = stub.GetNodeOrdering(yarn_advisor_pb2.GetNodeOrderingRequest(
+                subcluster=name, job_type=yarn_advisor_pb2.JOB_TYPE_LONG))
+            assert list(got.node_ids) == docs[name]["orderings"]["long"]["node_ids"]
+            assert got.version == docs[name]["version"]
+        estate = stub.GetNodeOrdering(yarn_advisor_pb2.GetNodeOrderingRequest(job_type=yarn_advisor_pb2.JOB_TYPE_LONG))
+        assert set(estate.node_ids) == {f"{name}/{n}" for name in ("east", "west")
+                                        for n in docs[name]["orderings"]["long"]["node_ids"]}
+        with pytest.raises(grpc.RpcError) as err:
+            stub.GetNodeOrdering(yarn_advisor_pb2.GetNodeOrderingRequest(subcluster="north", job_type=yarn_advisor_pb2.JOB_TYPE_LONG))
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND and "east, west" in err.value.details()
 
 
 def test_a_subcluster_whose_rm_is_down_gets_no_action_while_the_other_goes_on(rig: Rig) -> None:

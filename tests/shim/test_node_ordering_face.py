@@ -125,6 +125,12 @@ def test_grpc_get_node_ordering_by_queue_or_job_type(face) -> None:
     with pytest.raises(grpc.RpcError) as info:
         stub.GetNodeOrdering(yarn_advisor_pb2.GetNodeOrderingRequest(queue="root.unknown"))
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "harvesting.node_ordering.queues" in info.value.details()
+    # one RM (no rm.clusters): "default" is the same document, another name is no sub-cluster
+    named = stub.GetNodeOrdering(yarn_advisor_pb2.GetNodeOrderingRequest(queue="root.etl", subcluster="default"))
+    assert list(named.node_ids) == list(etl.node_ids) and named.version == version
+    with pytest.raises(grpc.RpcError) as info:
+        stub.GetNodeOrdering(yarn_advisor_pb2.GetNodeOrderingRequest(queue="root.etl", subcluster="east"))
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND and "rm.clusters is not set" in info.value.details()
 
 
 def test_bad_wait_is_400(face) -> None:
