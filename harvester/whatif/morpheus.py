@@ -12,7 +12,11 @@ and DRA, never worse than static) on the recorded runs instead of trace runs:
   without contracts the evaluation's own inference runs (`evaluate.run_seed`: §4 on the runs with
   the evaluation's synthesized consumer reads — said so in the report);
 - **static**: the strongest static baseline, the 95th percentile of the other runs' peaks
-  (`history.p95_peak`; the store does not know a user's requested quota).
+  (`history.p95_peak`; the store does not know a user's requested quota). It is also what a job
+  Morpheus does not reserve runs with, and the cluster Morpheus plans in is the static baseline's
+  (`EvalPlan.static_fallback="p95"`): the evaluation's synthesized user quotas have no place in a
+  replay of the operator's own jobs (with them a job whose synthesized quota was 1 vcore missed
+  every period it was not reserved, against 0 misses for static).
 Jobs are grouped by period (the runner plans one period length at a time).
 """
 
@@ -27,6 +31,7 @@ from harvester.domain import Resources
 from harvester.models.job_history import JobRun
 from harvester.models.slo_contract import SloContract
 from harvester.sim.morpheus.history import STEP_S, p95_peak, true_run
+from harvester.sim.morpheus.runner import NO_RESERVATION
 from harvester.sim.morpheus.workload import RecurringJob
 from harvester.sim.workload import JobSpec
 from harvester.whatif.inputs import job_of, periods
@@ -105,7 +110,7 @@ def _inferred(jobs: list[tuple[RecurringJob, float]]) -> dict[str, Any]:
     groups: dict[float, list[RecurringJob]] = {}
     for j, _ in jobs:
         groups.setdefault(j.period_s, []).append(j)
-    plan = EvalPlan(traces_dir=Path("."), alphas=(0.01,), seeds=(SEED,), policies=("morpheus+dra",))
+    plan = EvalPlan(traces_dir=Path("."), alphas=(0.01,), seeds=(SEED,), policies=("morpheus+dra",), static_fallback="p95")
     rows: list[dict[str, Any]] = []
     days: list[dict[str, Any]] = []
     for js in groups.values():
@@ -118,6 +123,16 @@ def _inferred(jobs: list[tuple[RecurringJob, float]]) -> dict[str, Any]:
         res[name] = {"slo_misses": sum(1 for r in mine if not r["met"]), "runs": len(mine),
                      "footprint_peak_vcores": max((x["peak_vcores"] for x in d), default=0.0),
                      "footprint_peak_memory_mb": max((x["peak_memory_mb"] for x in d), default=0.0)}
+    reserved = [r for r in rows if r["policy"] == "morpheus+dra"]
+    res["morpheus"]["reserved_runs"] = sum(1 for r in reserved if r["note"] != NO_RESERVATION)
+    # why a job got no reservation, one line per job (its first period's reason: they repeat)
+    why: dict[str, str] = {}
+    for x in days:
+        if x["policy"] == "morpheus+dra":
+            for line in x["reasons"]:  # "job: reason" (runner.morpheus_day); the reasons name the job again
+                job, _, reason = line.partition(": ")
+                why.setdefault(job, reason)
+    res["morpheus"]["not_reserved_why"] = sorted(why.values())
     return res
 
 
@@ -142,4 +157,7 @@ def compare(rec: Recorded) -> dict[str, Any]:
           "| | runs | SLO misses | peak vcores | peak memory (MB) |", "|---|---:|---:|---:|---:|"]
     md += [f"| {k} | {v['runs']} | {v['slo_misses']} | {v['footprint_peak_vcores']:,.0f} | {v['footprint_peak_memory_mb']:,.0f} |"
            for k, v in (("static (p95)", s), ("Morpheus + DRA", m))]
+    if "reserved_runs" in m:
+        md += ["", f"Morpheus reserved {m['reserved_runs']} of {m['runs']} runs; the others ran at the static level."]
+        md += [f"- not reserved: {line}" for line in m["not_reserved_why"]]
     return {"measured": True, "jobs": n, "slo_source": slo_source, "static": s, "morpheus": m, "markdown": md}

@@ -57,6 +57,11 @@ class EvalPlan:
     sweep: tuple[float, ...] = ()       # plan capacities for the Fig. 10a sweep, × the p95 baseline's largest peak
     policies: tuple[str, ...] = ("morpheus", "morpheus+dra", "greedy", "greedy+dra")
     early_start: tuple[str, ...] = EARLY_START   # decisions/static_fallback.start_at_once's rules (an ablation)
+    # What a job not reserved runs with, and the cluster Morpheus plans in: "user" the users' static
+    # requests (history.static_levels, synthesized: no trace records them), "p95" the 95th percentile
+    # of the job's other runs' peaks (`harvester whatif`: the same level as the static baseline it is
+    # compared with, since a store knows no quotas either)
+    static_fallback: str = "user"
 
     @property
     def main_alpha(self) -> float:
@@ -120,12 +125,13 @@ def run_seed(plan: EvalPlan, seed: int, jobs: Sequence[RecurringJob] | None = No
                 continue
             deadline = day * j.period_s + slo.deadline_s
             p95 = p95_peak(train)
+            fallback = p95 if plan.static_fallback == "p95" else user[j.name]
             for a, f in fits.items():
                 if f.terms is None:
                     out.excluded.append({"seed": seed, "day": day, "job": j.name, "alpha": a,
                                          "why": f"{f.why} (served static)"})
-                folds.setdefault((day, a), []).append(JobDay(j, runs[j.name][day], deadline, f.terms, user[j.name]))
-            statics.setdefault(day, []).append(JobDay(j, runs[j.name][day], deadline, _any_terms(fits), user[j.name]))
+                folds.setdefault((day, a), []).append(JobDay(j, runs[j.name][day], deadline, f.terms, fallback))
+            statics.setdefault(day, []).append(JobDay(j, runs[j.name][day], deadline, _any_terms(fits), fallback))
             out.slos.append({"seed": seed, "day": day, "job": j.name,
                              "a_s": round(slo.earliest_start_s or 0.0, 1), "d_s": round(slo.deadline_s, 1),
                              "period_s": slo.period_s,
@@ -141,6 +147,8 @@ def run_seed(plan: EvalPlan, seed: int, jobs: Sequence[RecurringJob] | None = No
         cap_mem, cap_vc = max(cap_mem, user_res.peak_memory_mb), max(cap_vc, user_res.peak_vcores)
         p95_mem, p95_vc = max(p95_mem, p95_res.peak_memory_mb), max(p95_vc, p95_res.peak_vcores)
         p95_days[day] = p95_res
+    if plan.static_fallback == "p95":
+        cap_mem, cap_vc = p95_mem, p95_vc
     capacity = Resources(int(math.ceil(cap_mem)), int(math.ceil(cap_vc)))
     same: dict[tuple[int, tuple[str, ...]], DayResult] = {}
     for (day, a), jd in sorted(folds.items()):
