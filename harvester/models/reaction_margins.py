@@ -138,7 +138,7 @@ class RiseHistogram:
             c1 = min(int(np.searchsorted(class_of, g0 + TILE_CLASSES, side="left")),
                      c0 + max(1, CHUNK_VALUES // (16 * k)))
             g1 = int(class_of[c1 - 1]) + 1
-            offset = ((class_of[c0:c1] - g0) * (BINS + 2)).astype(np.float32)[None, :]  # exact: < 2**24
+            offset = ((class_of[c0:c1] - g0) * (BINS + 2)).astype(np.int32)[None, :]
             cols = c1 - c0
             step = max(16 * k, CHUNK_VALUES // cols)  # the k rows of look-ahead are redone: at most 1/16 more
             work = self._work((min(step, polls - k) + k) * cols)
@@ -152,11 +152,11 @@ class RiseHistogram:
                 self._add_rows(tile, offset, k, work, g0, g1)
             c0 = c1
 
-    def _work(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _work(self, size: int) -> tuple[np.ndarray, ...]:
         w = getattr(self, "_buffers", None)
         if w is None or w[0].size < size:
-            w = (np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size, np.intp),
-                 np.empty(size, np.float32))
+            w = (np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size, np.int32),
+                 np.empty(size, np.float32), np.empty(size, np.bool_))
             self._buffers = w
         return w
 
@@ -168,10 +168,11 @@ class RiseHistogram:
         rise -= 1e-4  # upper bin edge, tolerant of float noise
         np.ceil(rise, out=rise)
         np.clip(rise, 0, BINS, out=rise)  # NaN stays NaN
-        np.fmin(rise, BINS + 1, out=rise)  # NaN → the unknown bin BINS + 1 (fmin ignores NaN), dropped
-        rise += offset
+        unknown = np.isnan(rise, out=work[4][: rise.size].reshape(rise.shape))
+        np.copyto(rise, BINS + 1, where=unknown)  # NaN → the unknown bin BINS + 1, dropped
         key = work[2][: rise.size].reshape(rise.shape)
-        np.copyto(key, rise, casting="unsafe")
+        np.copyto(key, rise, casting="unsafe")  # exact: integers 0 .. BINS + 1
+        key += offset
         width = BINS + 2
         counts = np.bincount(key.ravel(), minlength=(g1 - g0) * width)
         self.counts[g0:g1] += counts.reshape(g1 - g0, width)[:, : BINS + 1]
