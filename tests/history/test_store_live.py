@@ -116,3 +116,18 @@ def test_rise_summaries_add_up_drop_old_days_reset_and_page(store: HistoryStore)
                          keep_from_day=0, reset=True)
     got = list(store.rise_summaries(from_day=0))
     assert len(got) == 2500 and {r.day for r in got} == {5}, "reset dropped the rest; read back across pages"
+
+
+def test_pruning_raw_vectors_does_not_write_them_again_through_the_wal(tmp_path) -> None:
+    """SQLite builds with secure delete on zero every freed page: a pruned day of vectors went
+    through the WAL again (5.8 GB at 50,000 nodes). The store prunes with secure_delete=FAST."""
+    import numpy as np
+
+    store = SqliteHistoryStore(tmp_path / "h.db")
+    values = np.full((100, 5000), 0.5, dtype=np.float32)  # 2 MB, one transaction (no checkpoint yet)
+    store.append_primary_vectors([float(t) for t in range(100)], [f"n{i}" for i in range(5000)], values)
+    wal = tmp_path / "h.db-wal"
+    before = wal.stat().st_size
+    assert store.prune(before=1e9)["primary_vectors"] == 100
+    assert wal.stat().st_size - before < values.nbytes / 10
+    store.close()
