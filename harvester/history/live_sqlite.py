@@ -127,23 +127,24 @@ class LiveSqlMixin:
         while True:  # pages of VECTOR_VALUES values, each split where the node set changes
             args = (*cursor, since) + (() if until is None else (until,))
             runs: list[tuple[int, list[float], np.ndarray]] = []  # (node set, times, values)
+            read = 0
             with self._lock:
                 # Each vector is copied into its block as it is read: a page fetched whole first
                 # held every vector twice (the rows, then their join) in fresh memory, and took
                 # 2.4× the CPU (50,000 nodes, bench/_reserve_fit.py).
                 for t, rowid, ns, util in self._db.execute(f"SELECT t, rowid, node_set, util FROM primary_vectors "
                                                            f"WHERE {where} ORDER BY t, rowid LIMIT ?", (*args, polls)):
-                    if not runs or runs[-1][0] != ns:
-                        # untouched rows of the buffer cost address space only
-                        runs.append((ns, [], np.empty((polls, len(sets[ns])), dtype=np.float32)))
+                    if not runs or runs[-1][0] != ns:  # room for the rest of the page
+                        runs.append((ns, [], np.empty((polls - read, len(sets[ns])), dtype=np.float32)))
                     _, times, buf = runs[-1]
                     buf[len(times)] = np.frombuffer(util, dtype=np.float32)
                     times.append(t)
-                    cursor = (t, rowid)
+                    cursor, read = (t, rowid), read + 1
             if not runs:
                 return
-            for ns, times, buf in runs:
-                yield PrimaryBlock(sets[ns], np.array(times), buf[:len(times)])
+            for ns, times, buf in runs:  # a block kept by the caller holds at most twice its values
+                n = len(times)
+                yield PrimaryBlock(sets[ns], np.array(times), buf[:n] if 2 * n >= len(buf) else buf[:n].copy())
 
     # --- rise summaries ------------------------------------------------------------------
 

@@ -131,3 +131,25 @@ def test_pruning_raw_vectors_does_not_write_them_again_through_the_wal(tmp_path)
     assert store.prune(before=1e9)["primary_vectors"] == 100
     assert wal.stat().st_size - before < values.nbytes / 10
     store.close()
+
+
+def test_primary_vectors_read_back_in_order_across_pages_and_node_set_changes(monkeypatch, tmp_path) -> None:
+    import numpy as np
+
+    from harvester.history import live_sqlite
+
+    monkeypatch.setattr(live_sqlite, "VECTOR_VALUES", 7)  # pages of 2 polls of the widest set
+    store = SqliteHistoryStore(tmp_path / "h.db")
+    rng = np.random.default_rng(3)
+    sets = [("a",), ("a", "b"), ("b", "c", "d")]
+    written = []
+    for t in range(40):
+        ids = sets[int(rng.integers(0, 3))] if t % 5 else sets[2]
+        row = rng.random((1, len(ids))).astype(np.float32)
+        store.append_primary_vectors([float(t)], ids, row)
+        written.append((float(t), ids, row[0].tolist()))
+    blocks = list(store.primary_vectors(since=0.0))
+    got = [(float(t), b.node_ids, b.values[i].tolist()) for b in blocks for i, t in enumerate(b.times)]
+    assert got == written
+    assert all(b.values.shape == (b.times.size, len(b.node_ids)) and b.times.size <= 2 for b in blocks)
+    store.close()
