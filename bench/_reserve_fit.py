@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import os
 import resource
 import tempfile
 import time
@@ -69,15 +70,16 @@ def refit_child(path: str, end: float, nodes: int, tenants: int, classes: int, i
     refit = Refit(store, HarvestingBoard(Board()), Metrics(CollectorRegistry()), h, lambda: strategies,
                   horizon_s=horizon_s, poll_interval_s=interval_s)
     before = store.rise_fold_state()
-    t0 = time.perf_counter()
+    load, c0, t0 = os.getloadavg()[0], time.process_time(), time.perf_counter()
     keep = first_day(end, h.reserve.window_days)
     sample_s = refit.fold_rises(end, keep)
     hist = class_histogram(store.rise_summaries(from_day=keep), tenant_class, class_ids)
     margins = margins_from_histogram(hist, class_ids, horizon_s=horizon_s, quantile=h.reserve.quantile, coarse=None,
                                      sample_s=sample_s, min_windows=h.reserve.min_windows, version=1, fitted_at=end)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0  # cpu: both threads (the read-ahead)
     store.close()
-    return {"seconds": seconds, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+    return {"seconds": seconds, "cpu_seconds": cpu, "load_1min": load,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
             "read_from": before.folded_until if before else None, "windows": int(hist.counts.sum()),
             "margin_class0": margins.margin("class-0").margin}
 
@@ -102,7 +104,7 @@ def run(nodes: int, days: float, interval_s: float, *, tenants: int, classes: in
         store = SqliteHistoryStore(path)
         done = 0
         for day in range(math.ceil(polls / per_day)):
-            n = min(per_day, polls - done)
+            n, written = min(per_day, polls - done), write_s
             t0 = time.perf_counter()
             for lo in range(done, done + n, WRITE_POLLS):
                 hi = min(done + n, lo + WRITE_POLLS)
@@ -114,21 +116,23 @@ def run(nodes: int, days: float, interval_s: float, *, tenants: int, classes: in
             if day == 0:
                 out["raw_bytes_per_node_day"] = Path(path).stat().st_size / nodes / (n / per_day)
             store.prune(before=end - retention_s)  # the retention loop
-            # Without this the WAL grew to one day of vectors (5.8 GB at 50,000 nodes) from day 4 on in
-            # the run of 2026-11-29 and the folds slowed 2-9× (cause not found: autocheckpoint kept
-            # it at 9 MB for days 1-3); the refit under test only reads.
-            with store._lock:
-                store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            # The WAL as the refit finds it: one day of vectors (5.8 GB at 50,000 nodes) from the
+            # first prune on while SQLite zeroed the pruned pages (secure_delete, history/sqlite.py)
+            wal = Path(path + "-wal")
+            out["wal_bytes_max"] = max(out.get("wal_bytes_max", 0), wal.stat().st_size if wal.exists() else 0)
             with ctx.Pool(1) as pool:  # a fresh process per refit: its peak RSS is the fit's
                 fit = pool.apply(refit_child, (path, end, nodes, tenants, classes, interval_s, horizon_s))
             out["fits"].append(fit)
-            print(f"  reserve day {day + 1}: fold {fit['seconds']:.1f} s, peak RSS {fit['peak_rss_mb']:.0f} MB, "
+            print(f"  reserve day {day + 1}: fold {fit['seconds']:.1f} s ({fit['cpu_seconds']:.1f} s CPU, load "
+                  f"{fit['load_1min']:.1f}), write {write_s - written:.1f} s, peak RSS {fit['peak_rss_mb']:.0f} MB, "
                   f"{fit['windows']:,} windows in the window, q0.95 class-0 {fit['margin_class0']:.3f}", flush=True)
         out["disk_bytes_max"] = Path(path).stat().st_size
         store.close()
     fits = out["fits"]
-    return {"seconds": sum(f["seconds"] for f in fits), "refit_max_seconds": max(f["seconds"] for f in fits),
+    return {"seconds": sum(f["seconds"] for f in fits), "cpu_seconds": sum(f["cpu_seconds"] for f in fits),
+            "load_max": max(f["load_1min"] for f in fits), "refit_max_seconds": max(f["seconds"] for f in fits),
             "peak_rss_mb": max(f["peak_rss_mb"] for f in fits), "values": float(polls) * nodes,
             "write_seconds": write_s, "raw_bytes_per_node_day": out["raw_bytes_per_node_day"],
-            "disk_bytes_max": float(out["disk_bytes_max"]), "margin_class0": fits[-1]["margin_class0"],
+            "disk_bytes_max": float(out["disk_bytes_max"]), "wal_bytes_max": float(out["wal_bytes_max"]),
+            "margin_class0": fits[-1]["margin_class0"],
             "windows": float(fits[-1]["windows"])}

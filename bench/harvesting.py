@@ -26,7 +26,10 @@
    retention, then a fresh child process folds the new samples into the per-tenant daily
    summaries and fits the margins (bench/_reserve_fit.py); `--reserve-tenants` tenants in 20
    classes, H = 20 s. Figures: the sum of the daily fits (`reserve_fit_<n>k_nodes_<d>d_seconds`,
-   every rise folded once) and the largest child peak RSS (`reserve_fit_<n>k_peak_rss_mb`).
+   every rise folded once; `..._cpu_seconds` their CPU, both threads, less sensitive to a loaded
+   machine, with `reserve_fit_<n>k_load_1min_max` the highest load seen at a fit's start), the
+   largest child peak RSS (`reserve_fit_<n>k_peak_rss_mb`) and the largest WAL a fit starts
+   from (`reserve_store_wal_mb_max_<n>k`).
    Targets (issue 29, 50,000 nodes × 7 days): under 300 s and under 2,000 MB. `--only reserve`
    runs item 4 alone:
        nice .venv/bin/python bench/harvesting.py --only reserve --nodes 50000 --reserve-days 7
@@ -315,11 +318,13 @@ def bench_reserve_fit(n_nodes: int, days: float, interval_s: float, tenants: int
 
 def reserve_figures(r: dict[str, float], nodes: int, days: float) -> dict[str, float]:
     n, d = f"{nodes // 1000}k", f"{days:g}d"
-    return {f"reserve_fit_{n}_nodes_{d}_seconds": r["seconds"], f"reserve_fit_{n}_peak_rss_mb": r["peak_rss_mb"],
+    return {f"reserve_fit_{n}_nodes_{d}_seconds": r["seconds"], f"reserve_fit_{n}_nodes_{d}_cpu_seconds": r["cpu_seconds"],
+            f"reserve_fit_{n}_load_1min_max": r["load_max"], f"reserve_fit_{n}_peak_rss_mb": r["peak_rss_mb"],
             f"reserve_fit_{n}_daily_refit_max_seconds": r["refit_max_seconds"],
             f"reserve_store_write_{n}_nodes_{d}_seconds": r["write_seconds"],
             "raw_sample_bytes_per_node_day_3s": r["raw_bytes_per_node_day"],
-            f"reserve_store_disk_gb_max_{n}": r["disk_bytes_max"] / 1e9, "reserve_fit_values": r["values"]}
+            f"reserve_store_disk_gb_max_{n}": r["disk_bytes_max"] / 1e9, f"reserve_store_wal_mb_max_{n}": r["wal_bytes_max"] / 1e6,
+            "reserve_fit_values": r["values"]}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -138,7 +138,7 @@ class RiseHistogram:
             c1 = min(int(np.searchsorted(class_of, g0 + TILE_CLASSES, side="left")),
                      c0 + max(1, CHUNK_VALUES // (16 * k)))
             g1 = int(class_of[c1 - 1]) + 1
-            offset = ((class_of[c0:c1] - g0) * (BINS + 2)).astype(np.float32)[None, :]  # exact: < 2**24
+            offset = ((class_of[c0:c1] - g0) * (BINS + 2)).astype(np.int32)[None, :]
             cols = c1 - c0
             step = max(16 * k, CHUNK_VALUES // cols)  # the k rows of look-ahead are redone: at most 1/16 more
             work = self._work((min(step, polls - k) + k) * cols)
@@ -152,11 +152,11 @@ class RiseHistogram:
                 self._add_rows(tile, offset, k, work, g0, g1)
             c0 = c1
 
-    def _work(self, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _work(self, size: int) -> tuple[np.ndarray, ...]:
         w = getattr(self, "_buffers", None)
         if w is None or w[0].size < size:
-            w = (np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size, np.intp),
-                 np.empty(size, np.float32))
+            w = (np.empty(size, np.float32), np.empty(size, np.float32), np.empty(size, np.int32),
+                 np.empty(size, np.float32), np.empty(size, np.bool_))
             self._buffers = w
         return w
 
@@ -168,10 +168,11 @@ class RiseHistogram:
         rise -= 1e-4  # upper bin edge, tolerant of float noise
         np.ceil(rise, out=rise)
         np.clip(rise, 0, BINS, out=rise)  # NaN stays NaN
-        np.fmin(rise, BINS + 1, out=rise)  # NaN → the unknown bin BINS + 1 (fmin ignores NaN), dropped
-        rise += offset
+        unknown = np.isnan(rise, out=work[4][: rise.size].reshape(rise.shape))
+        np.copyto(rise, BINS + 1, where=unknown)  # NaN → the unknown bin BINS + 1, dropped
         key = work[2][: rise.size].reshape(rise.shape)
-        np.copyto(key, rise, casting="unsafe")
+        np.copyto(key, rise, casting="unsafe")  # exact: integers 0 .. BINS + 1
+        key += offset
         width = BINS + 2
         counts = np.bincount(key.ravel(), minlength=(g1 - g0) * width)
         self.counts[g0:g1] += counts.reshape(g1 - g0, width)[:, : BINS + 1]
@@ -225,20 +226,41 @@ class RiseAccumulator:
             if times.size < 2:
                 return  # need two polls to know the sample interval
             self.interval_s = float(np.median(np.diff(times)))
-        k = self.k
-        carry = self._carry
-        if carry is not None and carry[0] == block.node_ids and times[0] - carry[1][-1] <= GAP_FACTOR * self.interval_s:
-            times = np.concatenate([carry[1], times])
-            values = np.concatenate([carry[2], values])
+        k, gap = self.k, GAP_FACTOR * self.interval_s
         if self._class_of is None or self._class_of[0] != block.node_ids:
             self._class_of = (block.node_ids, np.fromiter((self.node_class.get(n, -1) for n in block.node_ids), np.int64,
                                                           len(block.node_ids)))
         class_of = self._class_of[1]
-        cuts = np.flatnonzero(np.diff(times) > GAP_FACTOR * self.interval_s) + 1
+        # The stream is carry ++ block when they join. Its rises are those of the carry's rows,
+        # which need at most the block's first k polls (the seam, small), and those of the
+        # block's rows, which need only the block (a row's window ends before its run does, and
+        # a run ends at a gap of the block or at its end): the block is never copied.
+        carry = self._carry
+        joined = carry is not None and carry[0] == block.node_ids and times[0] - carry[1][-1] <= gap
+        if joined:
+            seam_t, seam_v = np.concatenate([carry[1], times[:k]]), np.concatenate([carry[2], values[:k]])
+            self._fold_runs(seam_t, seam_v, class_of, k, gap, rows=carry[1].size)
+        cuts = self._fold_runs(times, values, class_of, k, gap)
+        if cuts.size:  # the last run is the block's tail
+            tail_t, tail_v = times[cuts[-1]:][-k:], values[cuts[-1]:][-k:]
+        elif joined:  # the last run goes on from the carry
+            tail_t, tail_v = np.concatenate([carry[1], times[-k:]])[-k:], np.concatenate([carry[2], values[-k:]])[-k:]
+        else:
+            tail_t, tail_v = times[-k:], values[-k:]
+        self._carry = (block.node_ids, tail_t.copy(), tail_v.copy())
+
+    def _fold_runs(self, times: np.ndarray, values: np.ndarray, class_of: np.ndarray, k: int, gap: float,
+                   rows: int | None = None) -> np.ndarray:
+        """Fold the rises of each gap-free run of `times` (of its first `rows` polls only, when
+        given); returns the cuts between runs."""
+        cuts = np.flatnonzero(np.diff(times) > gap) + 1
         for lo, hi in zip(np.r_[0, cuts].tolist(), np.r_[cuts, times.size].tolist()):
+            if rows is not None:
+                if lo >= rows:
+                    break
+                hi = min(hi, rows + k)  # rises at rows lo .. rows − 1 at most
             self._fold(times[lo:hi], values[lo:hi], class_of, k)
-        keep = min(k, times.size - (cuts[-1] if cuts.size else 0))
-        self._carry = (block.node_ids, times[-keep:].copy(), values[-keep:].copy())
+        return cuts
 
     def _fold(self, times: np.ndarray, values: np.ndarray, class_of: np.ndarray, k: int) -> None:
         """Fold a gap-free run (rises at its first len − k polls)."""

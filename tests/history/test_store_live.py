@@ -116,3 +116,40 @@ def test_rise_summaries_add_up_drop_old_days_reset_and_page(store: HistoryStore)
                          keep_from_day=0, reset=True)
     got = list(store.rise_summaries(from_day=0))
     assert len(got) == 2500 and {r.day for r in got} == {5}, "reset dropped the rest; read back across pages"
+
+
+def test_pruning_raw_vectors_does_not_write_them_again_through_the_wal(tmp_path) -> None:
+    """SQLite builds with secure delete on zero every freed page: a pruned day of vectors went
+    through the WAL again (5.8 GB at 50,000 nodes). The store prunes with secure_delete=FAST."""
+    import numpy as np
+
+    store = SqliteHistoryStore(tmp_path / "h.db")
+    values = np.full((100, 5000), 0.5, dtype=np.float32)  # 2 MB, one transaction (no checkpoint yet)
+    store.append_primary_vectors([float(t) for t in range(100)], [f"n{i}" for i in range(5000)], values)
+    wal = tmp_path / "h.db-wal"
+    before = wal.stat().st_size
+    assert store.prune(before=1e9)["primary_vectors"] == 100
+    assert wal.stat().st_size - before < values.nbytes / 10
+    store.close()
+
+
+def test_primary_vectors_read_back_in_order_across_pages_and_node_set_changes(monkeypatch, tmp_path) -> None:
+    import numpy as np
+
+    from harvester.history import live_sqlite
+
+    monkeypatch.setattr(live_sqlite, "VECTOR_VALUES", 7)  # pages of 2 polls of the widest set
+    store = SqliteHistoryStore(tmp_path / "h.db")
+    rng = np.random.default_rng(3)
+    sets = [("a",), ("a", "b"), ("b", "c", "d")]
+    written = []
+    for t in range(40):
+        ids = sets[int(rng.integers(0, 3))] if t % 5 else sets[2]
+        row = rng.random((1, len(ids))).astype(np.float32)
+        store.append_primary_vectors([float(t)], ids, row)
+        written.append((float(t), ids, row[0].tolist()))
+    blocks = list(store.primary_vectors(since=0.0))
+    got = [(float(t), b.node_ids, b.values[i].tolist()) for b in blocks for i, t in enumerate(b.times)]
+    assert got == written
+    assert all(b.values.shape == (b.times.size, len(b.node_ids)) and b.times.size <= 2 for b in blocks)
+    store.close()
