@@ -349,7 +349,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--control-period", type=float, default=5.0,
                     help="with --only guard,select: SelectClasses is timed again while the guard ticks this often")
     ap.add_argument("--ticks", type=int, default=8, help="steady-state guard ticks timed after the first (--only guard)")
+    ap.add_argument("--switch-interval", type=float, default=None,
+                    help="sys.setswitchinterval (s) for this process: how long a thread waiting for the GIL (the "
+                         "gRPC server's) waits for the one holding it (the guard's); Python's default is 0.005")
     args = ap.parse_args(argv)
+    if args.switch_interval is not None:
+        sys.setswitchinterval(args.switch_interval)
     command = " ".join(["python", "bench/harvesting.py", *(argv if argv is not None else sys.argv[1:])])
     if args.only:
         return write_merged(args.out, command, only_figures(args), {}, label=f"only:{args.only}")
@@ -415,7 +420,8 @@ def only_figures(args: argparse.Namespace) -> dict[str, object]:
         finally:
             stop.set()
             loop.join()
-        figures.update(select_figures(select, f"{args.classes}_classes_guard_{args.nodes // 1000}k_ticking"))
+        switch = "" if args.switch_interval is None else f"_switch_{args.switch_interval * 1000:g}ms"
+        figures.update(select_figures(select, f"{args.classes}_classes_guard_{args.nodes // 1000}k_ticking{switch}"))
     return figures
 
 
