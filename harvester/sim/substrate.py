@@ -71,6 +71,13 @@ def _alive(c: Container) -> bool:
     return c.ended_at is None
 
 
+def _np_sum(values: list[float]) -> float:
+    """numpy's sum of `values` (its pairwise order), so the few-node path adds the same bits."""
+    if len(values) < 2:
+        return values[0] if values else 0.0
+    return float(np.add.reduce(np.array(values)))
+
+
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
@@ -213,7 +220,7 @@ class Substrate:
         free_v, free_m = self._free_v, self._free_m
         full: list[tuple[int, int]] = []
         visited: list[JobRun] = []
-        placed: list[np.ndarray] = []
+        placed: list[int] = []
         cand: np.ndarray | None = None
         while self._queue:
             if any(v <= self._min_v and m <= self._min_m for v, m in full):
@@ -231,7 +238,7 @@ class Substrate:
                 nodes = np.asarray(self.policy.place(req, view), dtype=np.int64).ravel()
                 if nodes.size:
                     self._launch(job, st, nodes, now)
-                    placed.append(nodes)
+                    placed.extend(nodes.tolist())
                 if nodes.size < k:
                     if cand is None:  # free only shrinks during a pass: look at the nodes with room at its start
                         cand = np.flatnonzero((free_v > 0) & (free_m > 0))
@@ -241,7 +248,11 @@ class Substrate:
             if job.pending:
                 self._enqueue(job)
         if placed:
-            self._account(np.unique(np.concatenate(placed)), now, reschedule=True)
+            nodes_placed = sorted(set(placed))
+            if len(nodes_placed) <= 16:
+                self._account_few(nodes_placed, now, reschedule=True)
+            else:
+                self._account(np.asarray(nodes_placed, dtype=np.int64), now, reschedule=True)
         wake = getattr(self.policy, "wake_at", None)  # optional: a policy whose answers change with time alone
         if wake is not None and self._queue:
             at = wake(now)
@@ -391,6 +402,9 @@ class Substrate:
         """Integrate the primary shortfall and batch slowdown of `nodes` up to now, then share
         their cores anew (sim/sharing.py); tasks of nodes whose speed changed (or all of
         `nodes` with `reschedule`) get their next finish rescheduled."""
+        if nodes.size <= 16:
+            self._account_few(nodes.tolist(), now, trigger, reschedule)
+            return
         m, st = self.model, self.stats
         prev, slow = self.over_amount[nodes], self.slow_amount[nodes]
         active = (prev > EPS) | (slow > EPS)
@@ -420,35 +434,51 @@ class Substrate:
                 self.engine.push(now + self.delay, Ev.KILL_CHECK, hit)
 
     def _account_one(self, node: int, now: float, trigger: bool = True, reschedule: bool = False) -> None:
-        """`_account` for one node in Python floats: the same arithmetic, in the same order, as
-        the vectorized path (sim/sharing.py `share`), without numpy's per-call overhead (task
-        ends on a shared server call it once each: most events of a stock-YARN run)."""
-        st = self.stats
-        prev, slow = float(self.over_amount[node]), float(self.slow_amount[node])
-        if prev > EPS or slow > EPS:
-            dt = now - float(self.over_since[node])
-            st.unserved_core_s += prev * dt
-            st.slowed_core_s += slow * dt
-            if prev > EPS:
-                st.overflow_node_s += dt
-        m = self.model
-        if m.running[node]:
-            primary, batch = float(m.primary_cpu[node]), float(m.container_cpu[node])
-            got_p, got_b = share_one(primary, batch, float(m.physical_cores[node]), self.weight)
-            short, slowed = primary - got_p, batch - got_b
-        else:
-            batch = float(m.container_cpu[node])
-            got_p = got_b = short = slowed = 0.0
-        self.primary_got[node], self.batch_got[node] = got_p, got_b
-        self.over_amount[node] = short
-        self.slow_amount[node] = slowed
-        self.over_since[node] = now
-        changed = self.clocks.set_speed(node, got_b / batch if batch > EPS else 1.0, now)
-        if reschedule or changed:
-            self._reschedule_one(node, now)
-        if trigger and self.delay is not None and short > EPS and not self.kill_pending[node]:
-            self.kill_pending[node] = True
-            self.engine.push(now + self.delay, Ev.KILL_CHECK, np.array([node]))
+        self._account_few([node], now, trigger, reschedule)
+
+    def _account_few(self, nodes: list[int], now: float, trigger: bool = True, reschedule: bool = False) -> None:
+        """`_account` for a few distinct nodes in Python floats: the same arithmetic, in the same
+        order, as the vectorized path (sim/sharing.py `share_one`; the stats add numpy's sum of
+        the same products), without numpy's per-call overhead on tiny arrays (task ends and
+        scheduling passes touch one to a few nodes each: most events of a run)."""
+        st, m, clocks = self.stats, self.model, self.clocks
+        over_amount, slow_amount, over_since = self.over_amount, self.slow_amount, self.over_since
+        unserved: list[float] = []
+        slowed_s: list[float] = []
+        overflow: list[float] = []
+        for node in nodes:
+            prev, slow = float(over_amount[node]), float(slow_amount[node])
+            if prev > EPS or slow > EPS:
+                dt = now - float(over_since[node])
+                unserved.append(prev * dt)
+                slowed_s.append(slow * dt)
+                if prev > EPS:
+                    overflow.append(dt)
+        if unserved:
+            st.unserved_core_s += _np_sum(unserved)
+            st.slowed_core_s += _np_sum(slowed_s)
+            st.overflow_node_s += _np_sum(overflow)
+        hit: list[int] = []
+        for node in nodes:
+            if m.running[node]:
+                primary, batch = float(m.primary_cpu[node]), float(m.container_cpu[node])
+                got_p, got_b = share_one(primary, batch, float(m.physical_cores[node]), self.weight)
+                short, slowed = primary - got_p, batch - got_b
+            else:
+                batch = float(m.container_cpu[node])
+                got_p = got_b = short = slowed = 0.0
+            self.primary_got[node], self.batch_got[node] = got_p, got_b
+            over_amount[node] = short
+            slow_amount[node] = slowed
+            over_since[node] = now
+            changed = clocks.set_speed(node, got_b / batch if batch > EPS else 1.0, now)
+            if reschedule or changed:
+                self._reschedule_one(node, now)
+            if trigger and self.delay is not None and short > EPS and not self.kill_pending[node]:
+                hit.append(node)
+        if hit:
+            self.kill_pending[hit] = True
+            self.engine.push(now + self.delay, Ev.KILL_CHECK, np.array(hit))
 
     def _reschedule_one(self, node: int, now: float) -> None:
         clocks = self.clocks
