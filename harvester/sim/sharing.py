@@ -27,6 +27,7 @@ not every task: only the node's earliest finish is rescheduled.
 from __future__ import annotations
 
 import heapq
+import math
 from typing import Any
 
 import numpy as np
@@ -75,16 +76,18 @@ class NodeClocks:
         self.speed = np.ones(n)
         self.clock = np.zeros(n)     # progress clock value at `since`
         self.since = np.zeros(n)
-        self.next_at = np.full(n, np.inf)  # real time of the node's next finish
-        # time of the node's one armed finish event in the engine queue (inf: none); a finish
-        # that moves later does not queue another event: the armed one re-arms when it comes up
-        self.queued = np.full(n, np.inf)
+        # real time of the node's next finish, and of the node's one armed finish event in the
+        # engine queue (inf: none); a finish that moves later does not queue another event: the
+        # armed one re-arms when it comes up. Python lists: only ever read one node at a time
+        self.next_at: list[float] = [math.inf] * n
+        self.queued: list[float] = [math.inf] * n
         self._heaps: list[list[tuple[float, int, Any]]] = [[] for _ in range(n)]
         self._seq = 0
 
     def read(self, node: int, now: float) -> float:
         """The node's progress clock at `now`."""
-        return float(self.clock[node] + self.speed[node] * (now - self.since[node]))
+        # Python floats: the same IEEE operations as on numpy scalars, without their overhead
+        return float(self.clock[node]) + float(self.speed[node]) * (now - float(self.since[node]))
 
     def add(self, node: int, now: float, work_s: float, item: Any) -> float:
         """Start `item` needing `work_s` full-speed seconds; returns its clock value at start."""
@@ -138,4 +141,4 @@ class NodeClocks:
 
     def clear(self, node: int) -> None:
         self._heaps[node].clear()
-        self.next_at[node] = np.inf
+        self.next_at[node] = math.inf
