@@ -330,6 +330,23 @@ class ClusterModel:
             self.container_cpu[c.node] = 0.0  # no float drift on an empty node
         return c
 
+    def complete(self, c: Container, now: float) -> None:
+        """`release(c, COMPLETED)` then `forget(c)` for a running container in hand: the
+        simulator's path for a task end (one per task), without the id look-ups."""
+        node = c.node
+        c.ended_at, c.end_cause = now, EndCause.COMPLETED
+        del self.containers[c.container_id]
+        on = self._on_node[node]
+        del on[c.container_id]
+        if self.changed is not None:
+            self.changed.append(node)
+        self.alloc_mem[node] -= c.memory_mb
+        self.alloc_vcores[node] -= c.vcores
+        if on:
+            self.container_cpu[node] -= c.cpu_cores
+        else:
+            self.container_cpu[node] = 0.0  # no float drift on an empty node
+
     def set_container_cpu(self, container_id: str, cpu_cores: float) -> None:
         """Change what a running container's task burns (e.g. once its process has started)."""
         c = self.containers[container_id]

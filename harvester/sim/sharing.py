@@ -126,7 +126,7 @@ class NodeClocks:
         s = float(self.speed[node])
         if s <= EPS:
             return float("inf")
-        left = heap[0][0] - self.read(node, now)
+        left = heap[0][0] - (float(self.clock[node]) + s * (now - float(self.since[node])))  # read(node, now)
         return now + max(0.0, left) / s
 
     def due(self, node: int, now: float, alive: Any) -> list[Any]:

@@ -329,8 +329,7 @@ class Substrate:
         self._want_schedule(now)
 
     def _complete(self, c: Container, now: float) -> None:
-        self.model.release(c.container_id, now, EndCause.COMPLETED)
-        self.model.forget(c.container_id)
+        self.model.complete(c, now)
         job, st, ti, _ = self._tasks.pop(c.container_id)
         self.stats.useful_cpu_s += st.durations[ti] * c.cpu_cores
         self.stats.tasks_completed += 1
