@@ -131,7 +131,10 @@ class Substrate:
             running=_ro(model.running), tenant_of=_ro(np.asarray(tenant_of)),
             capacity_vcores=_ro(model.cap_vcores), capacity_memory_mb=_ro(model.cap_mem),
             allocated_vcores=_ro(model.alloc_vcores), allocated_memory_mb=_ro(model.alloc_mem),
+            free_vcores=_ro(self._free_v), free_memory_mb=_ro(self._free_m),  # views: refreshed in place
         )
+        self._history_of: np.ndarray | None = None
+        self._history_ro = self.tenant_history
         self.step_s = step_s
         # task ends never read the clock: they are most events, so skip syncing it for them
         engine.on(Ev.FINISH, self._on_node_finish, sync_clock=False)
@@ -145,11 +148,12 @@ class Substrate:
         """free = max(capacity − allocated, 0), 0 on nodes down: recomputed for the nodes the
         model says changed since the last view (all of them after a bulk capacity update)."""
         m = self.model
-        every, nodes = m.take_changes()
+        every, changed = m.take_changes()
+        nodes = set(changed)  # a node is listed once per change
         if every:
             self._refresh_all()
         elif len(nodes) > 16:
-            idx = np.asarray(nodes, dtype=np.int64)
+            idx = np.fromiter(nodes, dtype=np.int64, count=len(nodes))
             fv = np.maximum(m.cap_vcores[idx] - m.alloc_vcores[idx], 0)
             fm = np.maximum(m.cap_mem[idx] - m.alloc_mem[idx], 0)
             up = m.running[idx]
@@ -176,8 +180,9 @@ class Substrate:
     def view(self, now: float) -> ClusterView:
         """A read-only view for policies (free capacity refreshed now)."""
         self._refresh_free()
-        return ClusterView(now=now, free_vcores=_ro(self._free_v), free_memory_mb=_ro(self._free_m),
-                           tenant_history=_ro(self.tenant_history), step_s=self.step_s, rng=self.rng, **self._static)
+        if self._history_of is not self.tenant_history:  # a new one each primary step
+            self._history_of, self._history_ro = self.tenant_history, _ro(self.tenant_history)
+        return ClusterView(now=now, tenant_history=self._history_ro, step_s=self.step_s, rng=self.rng, **self._static)
 
     # --- jobs ----------------------------------------------------------------------------
 
@@ -249,7 +254,9 @@ class Substrate:
                 self._enqueue(job)
         if placed:
             nodes_placed = sorted(set(placed))
-            if len(nodes_placed) <= 16:
+            if len(nodes_placed) == 1:
+                self._account_one(nodes_placed[0], now, reschedule=True)
+            elif len(nodes_placed) <= 16:
                 self._account_few(nodes_placed, now, reschedule=True)
             else:
                 self._account(np.asarray(nodes_placed, dtype=np.int64), now, reschedule=True)
@@ -401,6 +408,9 @@ class Substrate:
         """Integrate the primary shortfall and batch slowdown of `nodes` up to now, then share
         their cores anew (sim/sharing.py); tasks of nodes whose speed changed (or all of
         `nodes` with `reschedule`) get their next finish rescheduled."""
+        if nodes.size == 1:
+            self._account_one(int(nodes[0]), now, trigger, reschedule)
+            return
         if nodes.size <= 16:
             self._account_few(nodes.tolist(), now, trigger, reschedule)
             return
@@ -433,7 +443,34 @@ class Substrate:
                 self.engine.push(now + self.delay, Ev.KILL_CHECK, hit)
 
     def _account_one(self, node: int, now: float, trigger: bool = True, reschedule: bool = False) -> None:
-        self._account_few([node], now, trigger, reschedule)
+        """`_account_few([node])` without its lists (task ends on a shared server call it once
+        each: most events of a stock-YARN run); the same arithmetic in the same order."""
+        st = self.stats
+        prev, slow = float(self.over_amount[node]), float(self.slow_amount[node])
+        if prev > EPS or slow > EPS:
+            dt = now - float(self.over_since[node])
+            st.unserved_core_s += prev * dt
+            st.slowed_core_s += slow * dt
+            if prev > EPS:
+                st.overflow_node_s += dt
+        m = self.model
+        if m.running[node]:
+            primary, batch = float(m.primary_cpu[node]), float(m.container_cpu[node])
+            got_p, got_b = share_one(primary, batch, float(m.physical_cores[node]), self.weight)
+            short, slowed = primary - got_p, batch - got_b
+        else:
+            batch = float(m.container_cpu[node])
+            got_p = got_b = short = slowed = 0.0
+        self.primary_got[node], self.batch_got[node] = got_p, got_b
+        self.over_amount[node] = short
+        self.slow_amount[node] = slowed
+        self.over_since[node] = now
+        changed = self.clocks.set_speed(node, got_b / batch if batch > EPS else 1.0, now)
+        if reschedule or changed:
+            self._reschedule_one(node, now)
+        if trigger and self.delay is not None and short > EPS and not self.kill_pending[node]:
+            self.kill_pending[node] = True
+            self.engine.push(now + self.delay, Ev.KILL_CHECK, np.array([node]))
 
     def _account_few(self, nodes: list[int], now: float, trigger: bool = True, reschedule: bool = False) -> None:
         """`_account` for a few distinct nodes in Python floats: the same arithmetic, in the same
