@@ -113,6 +113,16 @@ class Substrate:
         self.kill_pending = np.zeros(n, dtype=bool)
         self._free_v = np.zeros(n, dtype=np.int64)
         self._free_m = np.zeros(n, dtype=np.int64)
+        # one node at a time (task ends, a pass's nodes): memoryviews of the same buffers give
+        # Python numbers, the same IEEE arithmetic at a fraction of a numpy scalar's cost
+        self._over_1, self._slow_1, self._since_1 = (memoryview(self.over_amount), memoryview(self.slow_amount),
+                                                     memoryview(self.over_since))
+        self._pgot_1, self._bgot_1 = memoryview(self.primary_got), memoryview(self.batch_got)
+        self._fv_1, self._fm_1 = memoryview(self._free_v), memoryview(self._free_m)
+        self._prim_1, self._bcpu_1, self._cores_1, self._up_1 = (
+            memoryview(model.primary_cpu), memoryview(model.container_cpu), memoryview(model.physical_cores),
+            memoryview(model.running))
+        self._capv_1, self._capm_1 = memoryview(model.cap_vcores), memoryview(model.cap_mem)
         model.track_changes()
         self._queue: list[tuple[int, JobRun]] = []
         self._tasks: dict[str, tuple[JobRun, StageRun, int, float]] = {}  # + progress clock at start
@@ -160,11 +170,12 @@ class Substrate:
             self._free_v[idx] = np.where(up, fv, 0)
             self._free_m[idx] = np.where(up, fm, 0)
         else:
-            cv, av, cm, am, up, fv, fm = m.cap_vcores, m.alloc_vcores, m.cap_mem, m.alloc_mem, m.running, self._free_v, self._free_m
+            cv, av, cm, am = self._capv_1, m.alloc_vcores1, self._capm_1, m.alloc_mem1
+            up, fv, fm = self._up_1, self._fv_1, self._fm_1
             for n in nodes:
                 if up[n]:
-                    fv[n] = max(int(cv[n]) - int(av[n]), 0)
-                    fm[n] = max(int(cm[n]) - int(am[n]), 0)
+                    fv[n] = max(cv[n] - av[n], 0)
+                    fm[n] = max(cm[n] - am[n], 0)
                 else:
                     fv[n] = fm[n] = 0
 
@@ -276,14 +287,15 @@ class Substrate:
             counts[n] = counts.get(n, 0) + 1
         fv, fm, v, m = self._free_v, self._free_m, st.vcores, st.mem
         if len(counts) <= 32:  # scalar checks beat numpy fancy indexing for a handful of nodes
+            fv1, fm1, size = self._fv_1, self._fm_1, fv.shape[0]
             for n, c in counts.items():
-                if not 0 <= n < fv.shape[0]:
-                    raise PolicyError(f"policy {self.policy.name} returned node index {n} outside 0..{fv.shape[0] - 1}")
-                if fv[n] < c * v or fm[n] < c * m:
+                if not 0 <= n < size:
+                    raise PolicyError(f"policy {self.policy.name} returned node index {n} outside 0..{size - 1}")
+                if fv1[n] < c * v or fm1[n] < c * m:
                     self._misplaced(n, c, st)
             for n, c in counts.items():
-                fv[n] -= c * v
-                fm[n] -= c * m
+                fv1[n] -= c * v
+                fm1[n] -= c * m
         else:
             u = np.fromiter(counts.keys(), np.int64, len(counts))
             c_ = np.fromiter(counts.values(), np.int64, len(counts))
@@ -320,7 +332,7 @@ class Substrate:
         if clocks.queued[node] != now:
             return  # superseded by an earlier finish of the node
         clocks.queued[node] = math.inf
-        want = float(clocks.next_at[node])
+        want = clocks.next_at[node]
         if want != now:  # the finish moved later (or away) since this event was queued: re-arm
             if want != math.inf:
                 clocks.queued[node] = want
@@ -329,7 +341,7 @@ class Substrate:
         clocks.next_at[node] = math.inf
         for c in clocks.due(node, now, _alive):
             self._complete(c, now)
-        if clocks.speed[node] == 1.0 and self.over_amount[node] <= EPS:
+        if clocks.speed1[node] == 1.0 and self._over_1[node] <= EPS:
             self._reschedule_one(node, now)  # fewer tasks on a node that was not short: nothing to share anew
         else:
             self._account_one(node, now, reschedule=True)
@@ -446,25 +458,25 @@ class Substrate:
         """`_account_few([node])` without its lists (task ends on a shared server call it once
         each: most events of a stock-YARN run); the same arithmetic in the same order."""
         st = self.stats
-        prev, slow = float(self.over_amount[node]), float(self.slow_amount[node])
+        over_1, slow_1, since_1 = self._over_1, self._slow_1, self._since_1
+        prev, slow = over_1[node], slow_1[node]
         if prev > EPS or slow > EPS:
-            dt = now - float(self.over_since[node])
+            dt = now - since_1[node]
             st.unserved_core_s += prev * dt
             st.slowed_core_s += slow * dt
             if prev > EPS:
                 st.overflow_node_s += dt
-        m = self.model
-        if m.running[node]:
-            primary, batch = float(m.primary_cpu[node]), float(m.container_cpu[node])
-            got_p, got_b = share_one(primary, batch, float(m.physical_cores[node]), self.weight)
+        if self._up_1[node]:
+            primary, batch = self._prim_1[node], self._bcpu_1[node]
+            got_p, got_b = share_one(primary, batch, self._cores_1[node], self.weight)
             short, slowed = primary - got_p, batch - got_b
         else:
-            batch = float(m.container_cpu[node])
+            batch = self._bcpu_1[node]
             got_p = got_b = short = slowed = 0.0
-        self.primary_got[node], self.batch_got[node] = got_p, got_b
-        self.over_amount[node] = short
-        self.slow_amount[node] = slowed
-        self.over_since[node] = now
+        self._pgot_1[node], self._bgot_1[node] = got_p, got_b
+        over_1[node] = short
+        slow_1[node] = slowed
+        since_1[node] = now
         changed = self.clocks.set_speed(node, got_b / batch if batch > EPS else 1.0, now)
         if reschedule or changed:
             self._reschedule_one(node, now)
@@ -477,15 +489,16 @@ class Substrate:
         order, as the vectorized path (sim/sharing.py `share_one`; the stats add numpy's sum of
         the same products), without numpy's per-call overhead on tiny arrays (task ends and
         scheduling passes touch one to a few nodes each: most events of a run)."""
-        st, m, clocks = self.stats, self.model, self.clocks
-        over_amount, slow_amount, over_since = self.over_amount, self.slow_amount, self.over_since
+        st, clocks = self.stats, self.clocks
+        over_amount, slow_amount, over_since = self._over_1, self._slow_1, self._since_1
+        up, prim, bcpu, cores, pgot, bgot = self._up_1, self._prim_1, self._bcpu_1, self._cores_1, self._pgot_1, self._bgot_1
         unserved: list[float] = []
         slowed_s: list[float] = []
         overflow: list[float] = []
         for node in nodes:
-            prev, slow = float(over_amount[node]), float(slow_amount[node])
+            prev, slow = over_amount[node], slow_amount[node]
             if prev > EPS or slow > EPS:
-                dt = now - float(over_since[node])
+                dt = now - over_since[node]
                 unserved.append(prev * dt)
                 slowed_s.append(slow * dt)
                 if prev > EPS:
@@ -496,14 +509,14 @@ class Substrate:
             st.overflow_node_s += _np_sum(overflow)
         hit: list[int] = []
         for node in nodes:
-            if m.running[node]:
-                primary, batch = float(m.primary_cpu[node]), float(m.container_cpu[node])
-                got_p, got_b = share_one(primary, batch, float(m.physical_cores[node]), self.weight)
+            if up[node]:
+                primary, batch = prim[node], bcpu[node]
+                got_p, got_b = share_one(primary, batch, cores[node], self.weight)
                 short, slowed = primary - got_p, batch - got_b
             else:
-                batch = float(m.container_cpu[node])
+                batch = bcpu[node]
                 got_p = got_b = short = slowed = 0.0
-            self.primary_got[node], self.batch_got[node] = got_p, got_b
+            pgot[node], bgot[node] = got_p, got_b
             over_amount[node] = short
             slow_amount[node] = slowed
             over_since[node] = now
