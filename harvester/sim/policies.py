@@ -82,6 +82,9 @@ class ClusterView:
     "average server", §3.2) at `step_s`, oldest first, ending at the current step: the
     policy sees the past only. `allocated_vcores` / `allocated_memory_mb` are what containers
     hold on each node now (the scheduler's own bookkeeping; None when the caller has none).
+    `no_room` marks the nodes with no free vcores or no free memory when the caller keeps that
+    incrementally (the substrate does: a scan of every node per pass is most of a pass at 50,000
+    nodes); None: a policy derives it from the free arrays.
     """
 
     now: float
@@ -102,6 +105,7 @@ class ClusterView:
     rng: np.random.Generator
     allocated_vcores: np.ndarray | None = None
     allocated_memory_mb: np.ndarray | None = None
+    no_room: np.ndarray | None = None  # free_vcores or free_memory_mb is 0 (kept up to date by the caller), or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +210,10 @@ class HeartbeatOrderPolicy:
         if view is not self._view:
             self._view = view
             n = self._order.size
-            full = np.flatnonzero((view.free_vcores <= 0) | (view.free_memory_mb <= 0))
+            no_room = view.no_room
+            if no_room is None:
+                no_room = (view.free_vcores <= 0) | (view.free_memory_mb <= 0)
+            full = np.flatnonzero(no_room)
             size = n - full.size
             if full.size * 8 <= n:  # most nodes have room: rotate the whole order
                 r = int(view.rng.integers(0, size)) if size else 0
@@ -215,7 +222,7 @@ class HeartbeatOrderPolicy:
                 p = r + int(np.searchsorted(skipped - np.arange(skipped.size), r, side="right"))
                 self._pass_order = self._twice[p:p + n]
             else:
-                room = (view.free_vcores > 0) & (view.free_memory_mb > 0)
+                room = ~no_room
                 if size * 8 < n:  # a busy cluster: order the few nodes with room by rank
                     ranked = self._order[np.sort(self._rank[np.flatnonzero(room)])]
                 else:

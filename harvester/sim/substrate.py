@@ -119,6 +119,8 @@ class Substrate:
                                                      memoryview(self.over_since))
         self._pgot_1, self._bgot_1 = memoryview(self.primary_got), memoryview(self.batch_got)
         self._fv_1, self._fm_1 = memoryview(self._free_v), memoryview(self._free_m)
+        self._no_room = np.ones(n, dtype=bool)  # free vcores or memory is 0, as of the last refresh
+        self._no_room_1 = memoryview(self._no_room)
         self._prim_1, self._bcpu_1, self._cores_1, self._up_1 = (
             memoryview(model.primary_cpu), memoryview(model.container_cpu), memoryview(model.physical_cores),
             memoryview(model.running))
@@ -142,6 +144,7 @@ class Substrate:
             capacity_vcores=_ro(model.cap_vcores), capacity_memory_mb=_ro(model.cap_mem),
             allocated_vcores=_ro(model.alloc_vcores), allocated_memory_mb=_ro(model.alloc_mem),
             free_vcores=_ro(self._free_v), free_memory_mb=_ro(self._free_m),  # views: refreshed in place
+            no_room=_ro(self._no_room),
         )
         self._history_of: np.ndarray | None = None
         self._history_ro = self.tenant_history
@@ -167,17 +170,19 @@ class Substrate:
             fv = np.maximum(m.cap_vcores[idx] - m.alloc_vcores[idx], 0)
             fm = np.maximum(m.cap_mem[idx] - m.alloc_mem[idx], 0)
             up = m.running[idx]
-            self._free_v[idx] = np.where(up, fv, 0)
-            self._free_m[idx] = np.where(up, fm, 0)
+            fv, fm = np.where(up, fv, 0), np.where(up, fm, 0)
+            self._free_v[idx], self._free_m[idx] = fv, fm
+            self._no_room[idx] = (fv <= 0) | (fm <= 0)
         else:
             cv, av, cm, am = self._capv_1, m.alloc_vcores1, self._capm_1, m.alloc_mem1
-            up, fv, fm = self._up_1, self._fv_1, self._fm_1
+            up, fv, fm, no_room = self._up_1, self._fv_1, self._fm_1, self._no_room_1
             for n in nodes:
                 if up[n]:
-                    fv[n] = max(cv[n] - av[n], 0)
-                    fm[n] = max(cm[n] - am[n], 0)
+                    v, mb = max(cv[n] - av[n], 0), max(cm[n] - am[n], 0)
+                    fv[n], fm[n], no_room[n] = v, mb, v <= 0 or mb <= 0
                 else:
                     fv[n] = fm[n] = 0
+                    no_room[n] = True
 
     def _refresh_all(self) -> None:
         m = self.model
@@ -187,6 +192,7 @@ class Substrate:
         np.maximum(self._free_m, 0, out=self._free_m)
         self._free_v[~m.running] = 0
         self._free_m[~m.running] = 0
+        np.less_equal(np.minimum(self._free_v, self._free_m), 0, out=self._no_room)
 
     def view(self, now: float) -> ClusterView:
         """A read-only view for policies (free capacity refreshed now)."""
