@@ -119,6 +119,7 @@ class ClusterModel:
         # (`track_changes` / `take_changes`: the simulator's incremental free capacity); None: untracked
         self.changed: list[int] | None = None
         self.changed_all = False
+        self._scalars()
 
     # --- nodes ----------------------------------------------------------------------------
 
@@ -163,7 +164,14 @@ class ClusterModel:
         self._on_node.extend({} for _ in ids)
         self._generation = grow(self._generation, 0)
         self.changed_all = True
+        self._scalars()
         return np.arange(start, start + k)
+
+    def _scalars(self) -> None:
+        """Memoryviews of the per-node columns a container start or end updates: one node's
+        value as a Python number (same IEEE arithmetic, a fraction of a numpy scalar's cost)."""
+        self.alloc_mem1, self.alloc_vcores1, self.container_cpu1 = (memoryview(self.alloc_mem), memoryview(self.alloc_vcores),
+                                                  memoryview(self.container_cpu))
 
     def track_changes(self) -> None:
         """From now on, record the nodes whose capacity, allocation or running state changes."""
@@ -301,11 +309,12 @@ class ClusterModel:
             per_node[node] = per_node.get(node, 0) + 1
         if self.changed is not None:
             self.changed.extend(per_node)
-        if len(per_node) <= 32:  # numpy scalar updates beat fancy indexing for a handful of nodes
+        if len(per_node) <= 32:  # scalar updates beat fancy indexing for a handful of nodes
+            mem_of, vc_of, cpu_of = self.alloc_mem1, self.alloc_vcores1, self.container_cpu1
             for node, k in per_node.items():
-                self.alloc_mem[node] += k * mem
-                self.alloc_vcores[node] += k * vc
-                self.container_cpu[node] += k * cpu_cores
+                mem_of[node] += k * mem
+                vc_of[node] += k * vc
+                cpu_of[node] += k * cpu_cores
         else:
             u = np.fromiter(per_node.keys(), np.int64, len(per_node))
             k_ = np.fromiter(per_node.values(), np.int64, len(per_node))
@@ -329,6 +338,23 @@ class ClusterModel:
         if not self._on_node[c.node]:
             self.container_cpu[c.node] = 0.0  # no float drift on an empty node
         return c
+
+    def complete(self, c: Container, now: float) -> None:
+        """`release(c, COMPLETED)` then `forget(c)` for a running container in hand: the
+        simulator's path for a task end (one per task), without the id look-ups."""
+        node = c.node
+        c.ended_at, c.end_cause = now, EndCause.COMPLETED
+        del self.containers[c.container_id]
+        on = self._on_node[node]
+        del on[c.container_id]
+        if self.changed is not None:
+            self.changed.append(node)
+        self.alloc_mem1[node] -= c.memory_mb
+        self.alloc_vcores1[node] -= c.vcores
+        if on:
+            self.container_cpu1[node] -= c.cpu_cores
+        else:
+            self.container_cpu1[node] = 0.0  # no float drift on an empty node
 
     def set_container_cpu(self, container_id: str, cpu_cores: float) -> None:
         """Change what a running container's task burns (e.g. once its process has started)."""

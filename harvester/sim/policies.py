@@ -82,6 +82,9 @@ class ClusterView:
     "average server", §3.2) at `step_s`, oldest first, ending at the current step: the
     policy sees the past only. `allocated_vcores` / `allocated_memory_mb` are what containers
     hold on each node now (the scheduler's own bookkeeping; None when the caller has none).
+    `no_room` marks the nodes with no free vcores or no free memory when the caller keeps that
+    incrementally (the substrate does: a scan of every node per pass is most of a pass at 50,000
+    nodes); None: a policy derives it from the free arrays.
     """
 
     now: float
@@ -102,6 +105,7 @@ class ClusterView:
     rng: np.random.Generator
     allocated_vcores: np.ndarray | None = None
     allocated_memory_mb: np.ndarray | None = None
+    no_room: np.ndarray | None = None  # free_vcores or free_memory_mb is 0 (kept up to date by the caller), or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,22 +193,42 @@ class HeartbeatOrderPolicy:
         self._order = np.random.default_rng(context.seed).permutation(len(context.node_ids))
         self._rank = np.empty_like(self._order)  # node -> its place in the heartbeat order
         self._rank[self._order] = np.arange(self._order.size)
+        self._twice = np.concatenate((self._order, self._order))  # any rotation is a view of it
         self._view: ClusterView | None = None
         self._pass_order = self._order
         self._cursor = 0
 
     def _heartbeats(self, view: ClusterView) -> np.ndarray:
-        """This pass's order over nodes with room; computed once per view (= per pass)."""
+        """This pass's order over nodes with room; computed once per view (= per pass).
+
+        The nodes with room at the pass start, in heartbeat order rotated to a random start r.
+        Usually almost every node has room: then the pass order is the whole heartbeat order
+        rotated to the r-th node with room (a view, no copy); the few nodes without room stay
+        in it but offer no slot for the whole pass (free only shrinks within a pass), so every
+        placement is the same as over the nodes with room alone, at a cost per pass of a few
+        vectorized comparisons instead of a gather over every node."""
         if view is not self._view:
             self._view = view
-            room = (view.free_vcores > 0) & (view.free_memory_mb > 0)
-            have = np.flatnonzero(room)
-            if have.size * 8 < self._order.size:  # a busy cluster: order the few nodes with room by rank
-                ranked = self._order[np.sort(self._rank[have])]
+            n = self._order.size
+            no_room = view.no_room
+            if no_room is None:
+                no_room = (view.free_vcores <= 0) | (view.free_memory_mb <= 0)
+            full = np.flatnonzero(no_room)
+            size = n - full.size
+            if full.size * 8 <= n:  # most nodes have room: rotate the whole order
+                r = int(view.rng.integers(0, size)) if size else 0
+                skipped = np.sort(self._rank[full])  # places in the order without room
+                # room places before skipped[j]: skipped[j] - j; the r-th room place is r + #{j: that <= r}
+                p = r + int(np.searchsorted(skipped - np.arange(skipped.size), r, side="right"))
+                self._pass_order = self._twice[p:p + n]
             else:
-                ranked = self._order[room[self._order]]
-            r = int(view.rng.integers(0, ranked.size)) if ranked.size else 0
-            self._pass_order = np.concatenate((ranked[r:], ranked[:r]))
+                room = ~no_room
+                if size * 8 < n:  # a busy cluster: order the few nodes with room by rank
+                    ranked = self._order[np.sort(self._rank[np.flatnonzero(room)])]
+                else:
+                    ranked = self._order[room[self._order]]
+                r = int(view.rng.integers(0, ranked.size)) if ranked.size else 0
+                self._pass_order = np.concatenate((ranked[r:], ranked[:r]))
             self._cursor = 0
         return self._pass_order
 
@@ -212,13 +236,21 @@ class HeartbeatOrderPolicy:
         order = self._heartbeats(view)
         fv, fm = view.free_vcores, view.free_memory_mb
         n, c = order.size, self._cursor
-        while c < n:  # skip the nodes earlier requests of this pass filled up
+        stop = min(n, c + 8)
+        while c < stop and fv[order[c]] == 0:  # skip the nodes earlier requests of this pass filled up
+            c += 1
+        while c == stop and c < n:  # many: in blocks
             zero = fv[order[c:c + 256]] == 0
             if not zero.all():
                 c += int(np.argmin(zero))
                 break
             c += zero.size
+            stop = c
         self._cursor = c
+        if request.count <= 8:
+            few = self._first_slots(order, c, request, fv, fm)
+            if few is not None:
+                return few
         w = max(64, 2 * request.count)  # look at a window just big enough, widen if short
         while True:
             seg = order[c:c + w]
@@ -226,6 +258,27 @@ class HeartbeatOrderPolicy:
             if c + w >= n or int(slots.sum()) >= request.count:
                 return fill_in_order(seg, slots, request.count)
             w *= 4
+
+    @staticmethod
+    def _first_slots(order: np.ndarray, c: int, request: PlacementRequest, fv: np.ndarray, fm: np.ndarray,
+                     reach: int = 64) -> np.ndarray | None:
+        """`fill_in_order` over `order[c:]` for a few containers, node by node in Python (most
+        requests take one or two nodes: cheaper than a dozen numpy calls); None if the first
+        `reach` nodes do not hold them all and more nodes follow (the caller then widens)."""
+        v, m, left = request.vcores, request.memory_mb, request.count
+        out: list[int] = []
+        end = min(order.size, c + reach)
+        for i in range(c, end):
+            node = int(order[i])
+            k = min(int(fv[node]) // v, int(fm[node]) // m, left)
+            if k > 0:
+                out.extend([node] * k)
+                left -= k
+                if not left:
+                    break
+        if left and end < order.size:
+            return None
+        return np.array(out, dtype=np.int64)
 
     def job_finished(self, outcome: JobOutcome) -> None:
         return None

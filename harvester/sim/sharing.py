@@ -27,6 +27,7 @@ not every task: only the node's earliest finish is rescheduled.
 from __future__ import annotations
 
 import heapq
+import math
 from typing import Any
 
 import numpy as np
@@ -75,16 +76,20 @@ class NodeClocks:
         self.speed = np.ones(n)
         self.clock = np.zeros(n)     # progress clock value at `since`
         self.since = np.zeros(n)
-        self.next_at = np.full(n, np.inf)  # real time of the node's next finish
-        # time of the node's one armed finish event in the engine queue (inf: none); a finish
-        # that moves later does not queue another event: the armed one re-arms when it comes up
-        self.queued = np.full(n, np.inf)
+        # the same buffers for one node at a time: Python floats in and out, no numpy scalars
+        self.speed1, self.clock1, self.since1 = memoryview(self.speed), memoryview(self.clock), memoryview(self.since)
+        # real time of the node's next finish, and of the node's one armed finish event in the
+        # engine queue (inf: none); a finish that moves later does not queue another event: the
+        # armed one re-arms when it comes up. Python lists: only ever read one node at a time
+        self.next_at: list[float] = [math.inf] * n
+        self.queued: list[float] = [math.inf] * n
         self._heaps: list[list[tuple[float, int, Any]]] = [[] for _ in range(n)]
         self._seq = 0
 
     def read(self, node: int, now: float) -> float:
         """The node's progress clock at `now`."""
-        return float(self.clock[node] + self.speed[node] * (now - self.since[node]))
+        # Python floats: the same IEEE operations as on numpy scalars, without their overhead
+        return self.clock1[node] + self.speed1[node] * (now - self.since1[node])
 
     def add(self, node: int, now: float, work_s: float, item: Any) -> float:
         """Start `item` needing `work_s` full-speed seconds; returns its clock value at start."""
@@ -105,12 +110,12 @@ class NodeClocks:
 
     def set_speed(self, node: int, speed: float, now: float) -> bool:
         """`set_speeds` for one node; True if its speed changed (its clock caught up)."""
-        old = float(self.speed[node])
+        old = self.speed1[node]
         if not abs(old - speed) > 1e-12:
             return False
-        self.clock[node] += old * (now - float(self.since[node]))
-        self.since[node] = now
-        self.speed[node] = speed
+        self.clock1[node] += old * (now - self.since1[node])
+        self.since1[node] = now
+        self.speed1[node] = speed
         return True
 
     def next_finish(self, node: int, now: float, alive: Any) -> float:
@@ -120,10 +125,10 @@ class NodeClocks:
             heapq.heappop(heap)
         if not heap:
             return float("inf")
-        s = float(self.speed[node])
+        s = self.speed1[node]
         if s <= EPS:
             return float("inf")
-        left = heap[0][0] - self.read(node, now)
+        left = heap[0][0] - (self.clock1[node] + s * (now - self.since1[node]))  # read(node, now)
         return now + max(0.0, left) / s
 
     def due(self, node: int, now: float, alive: Any) -> list[Any]:
@@ -138,4 +143,4 @@ class NodeClocks:
 
     def clear(self, node: int) -> None:
         self._heaps[node].clear()
-        self.next_at[node] = np.inf
+        self.next_at[node] = math.inf

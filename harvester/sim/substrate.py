@@ -71,6 +71,13 @@ def _alive(c: Container) -> bool:
     return c.ended_at is None
 
 
+def _np_sum(values: list[float]) -> float:
+    """numpy's sum of `values` (its pairwise order), so the few-node path adds the same bits."""
+    if len(values) < 2:
+        return values[0] if values else 0.0
+    return float(np.add.reduce(np.array(values)))
+
+
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
@@ -106,6 +113,18 @@ class Substrate:
         self.kill_pending = np.zeros(n, dtype=bool)
         self._free_v = np.zeros(n, dtype=np.int64)
         self._free_m = np.zeros(n, dtype=np.int64)
+        # one node at a time (task ends, a pass's nodes): memoryviews of the same buffers give
+        # Python numbers, the same IEEE arithmetic at a fraction of a numpy scalar's cost
+        self._over_1, self._slow_1, self._since_1 = (memoryview(self.over_amount), memoryview(self.slow_amount),
+                                                     memoryview(self.over_since))
+        self._pgot_1, self._bgot_1 = memoryview(self.primary_got), memoryview(self.batch_got)
+        self._fv_1, self._fm_1 = memoryview(self._free_v), memoryview(self._free_m)
+        self._no_room = np.ones(n, dtype=bool)  # free vcores or memory is 0, as of the last refresh
+        self._no_room_1 = memoryview(self._no_room)
+        self._prim_1, self._bcpu_1, self._cores_1, self._up_1 = (
+            memoryview(model.primary_cpu), memoryview(model.container_cpu), memoryview(model.physical_cores),
+            memoryview(model.running))
+        self._capv_1, self._capm_1 = memoryview(model.cap_vcores), memoryview(model.cap_mem)
         model.track_changes()
         self._queue: list[tuple[int, JobRun]] = []
         self._tasks: dict[str, tuple[JobRun, StageRun, int, float]] = {}  # + progress clock at start
@@ -124,7 +143,11 @@ class Substrate:
             running=_ro(model.running), tenant_of=_ro(np.asarray(tenant_of)),
             capacity_vcores=_ro(model.cap_vcores), capacity_memory_mb=_ro(model.cap_mem),
             allocated_vcores=_ro(model.alloc_vcores), allocated_memory_mb=_ro(model.alloc_mem),
+            free_vcores=_ro(self._free_v), free_memory_mb=_ro(self._free_m),  # views: refreshed in place
+            no_room=_ro(self._no_room),
         )
+        self._history_of: np.ndarray | None = None
+        self._history_ro = self.tenant_history
         self.step_s = step_s
         # task ends never read the clock: they are most events, so skip syncing it for them
         engine.on(Ev.FINISH, self._on_node_finish, sync_clock=False)
@@ -138,24 +161,28 @@ class Substrate:
         """free = max(capacity − allocated, 0), 0 on nodes down: recomputed for the nodes the
         model says changed since the last view (all of them after a bulk capacity update)."""
         m = self.model
-        every, nodes = m.take_changes()
+        every, changed = m.take_changes()
+        nodes = set(changed)  # a node is listed once per change
         if every:
             self._refresh_all()
         elif len(nodes) > 16:
-            idx = np.asarray(nodes, dtype=np.int64)
+            idx = np.fromiter(nodes, dtype=np.int64, count=len(nodes))
             fv = np.maximum(m.cap_vcores[idx] - m.alloc_vcores[idx], 0)
             fm = np.maximum(m.cap_mem[idx] - m.alloc_mem[idx], 0)
             up = m.running[idx]
-            self._free_v[idx] = np.where(up, fv, 0)
-            self._free_m[idx] = np.where(up, fm, 0)
+            fv, fm = np.where(up, fv, 0), np.where(up, fm, 0)
+            self._free_v[idx], self._free_m[idx] = fv, fm
+            self._no_room[idx] = (fv <= 0) | (fm <= 0)
         else:
-            cv, av, cm, am, up, fv, fm = m.cap_vcores, m.alloc_vcores, m.cap_mem, m.alloc_mem, m.running, self._free_v, self._free_m
+            cv, av, cm, am = self._capv_1, m.alloc_vcores1, self._capm_1, m.alloc_mem1
+            up, fv, fm, no_room = self._up_1, self._fv_1, self._fm_1, self._no_room_1
             for n in nodes:
                 if up[n]:
-                    fv[n] = max(int(cv[n]) - int(av[n]), 0)
-                    fm[n] = max(int(cm[n]) - int(am[n]), 0)
+                    v, mb = max(cv[n] - av[n], 0), max(cm[n] - am[n], 0)
+                    fv[n], fm[n], no_room[n] = v, mb, v <= 0 or mb <= 0
                 else:
                     fv[n] = fm[n] = 0
+                    no_room[n] = True
 
     def _refresh_all(self) -> None:
         m = self.model
@@ -165,12 +192,14 @@ class Substrate:
         np.maximum(self._free_m, 0, out=self._free_m)
         self._free_v[~m.running] = 0
         self._free_m[~m.running] = 0
+        np.less_equal(np.minimum(self._free_v, self._free_m), 0, out=self._no_room)
 
     def view(self, now: float) -> ClusterView:
         """A read-only view for policies (free capacity refreshed now)."""
         self._refresh_free()
-        return ClusterView(now=now, free_vcores=_ro(self._free_v), free_memory_mb=_ro(self._free_m),
-                           tenant_history=_ro(self.tenant_history), step_s=self.step_s, rng=self.rng, **self._static)
+        if self._history_of is not self.tenant_history:  # a new one each primary step
+            self._history_of, self._history_ro = self.tenant_history, _ro(self.tenant_history)
+        return ClusterView(now=now, tenant_history=self._history_ro, step_s=self.step_s, rng=self.rng, **self._static)
 
     # --- jobs ----------------------------------------------------------------------------
 
@@ -213,7 +242,7 @@ class Substrate:
         free_v, free_m = self._free_v, self._free_m
         full: list[tuple[int, int]] = []
         visited: list[JobRun] = []
-        placed: list[np.ndarray] = []
+        placed: list[int] = []
         cand: np.ndarray | None = None
         while self._queue:
             if any(v <= self._min_v and m <= self._min_m for v, m in full):
@@ -231,7 +260,7 @@ class Substrate:
                 nodes = np.asarray(self.policy.place(req, view), dtype=np.int64).ravel()
                 if nodes.size:
                     self._launch(job, st, nodes, now)
-                    placed.append(nodes)
+                    placed.extend(nodes.tolist())
                 if nodes.size < k:
                     if cand is None:  # free only shrinks during a pass: look at the nodes with room at its start
                         cand = np.flatnonzero((free_v > 0) & (free_m > 0))
@@ -241,7 +270,13 @@ class Substrate:
             if job.pending:
                 self._enqueue(job)
         if placed:
-            self._account(np.unique(np.concatenate(placed)), now, reschedule=True)
+            nodes_placed = sorted(set(placed))
+            if len(nodes_placed) == 1:
+                self._account_one(nodes_placed[0], now, reschedule=True)
+            elif len(nodes_placed) <= 16:
+                self._account_few(nodes_placed, now, reschedule=True)
+            else:
+                self._account(np.asarray(nodes_placed, dtype=np.int64), now, reschedule=True)
         wake = getattr(self.policy, "wake_at", None)  # optional: a policy whose answers change with time alone
         if wake is not None and self._queue:
             at = wake(now)
@@ -258,14 +293,15 @@ class Substrate:
             counts[n] = counts.get(n, 0) + 1
         fv, fm, v, m = self._free_v, self._free_m, st.vcores, st.mem
         if len(counts) <= 32:  # scalar checks beat numpy fancy indexing for a handful of nodes
+            fv1, fm1, size = self._fv_1, self._fm_1, fv.shape[0]
             for n, c in counts.items():
-                if not 0 <= n < fv.shape[0]:
-                    raise PolicyError(f"policy {self.policy.name} returned node index {n} outside 0..{fv.shape[0] - 1}")
-                if fv[n] < c * v or fm[n] < c * m:
+                if not 0 <= n < size:
+                    raise PolicyError(f"policy {self.policy.name} returned node index {n} outside 0..{size - 1}")
+                if fv1[n] < c * v or fm1[n] < c * m:
                     self._misplaced(n, c, st)
             for n, c in counts.items():
-                fv[n] -= c * v
-                fm[n] -= c * m
+                fv1[n] -= c * v
+                fm1[n] -= c * m
         else:
             u = np.fromiter(counts.keys(), np.int64, len(counts))
             c_ = np.fromiter(counts.values(), np.int64, len(counts))
@@ -302,7 +338,7 @@ class Substrate:
         if clocks.queued[node] != now:
             return  # superseded by an earlier finish of the node
         clocks.queued[node] = math.inf
-        want = float(clocks.next_at[node])
+        want = clocks.next_at[node]
         if want != now:  # the finish moved later (or away) since this event was queued: re-arm
             if want != math.inf:
                 clocks.queued[node] = want
@@ -311,15 +347,14 @@ class Substrate:
         clocks.next_at[node] = math.inf
         for c in clocks.due(node, now, _alive):
             self._complete(c, now)
-        if clocks.speed[node] == 1.0 and self.over_amount[node] <= EPS:
+        if clocks.speed1[node] == 1.0 and self._over_1[node] <= EPS:
             self._reschedule_one(node, now)  # fewer tasks on a node that was not short: nothing to share anew
         else:
             self._account_one(node, now, reschedule=True)
         self._want_schedule(now)
 
     def _complete(self, c: Container, now: float) -> None:
-        self.model.release(c.container_id, now, EndCause.COMPLETED)
-        self.model.forget(c.container_id)
+        self.model.complete(c, now)
         job, st, ti, _ = self._tasks.pop(c.container_id)
         self.stats.useful_cpu_s += st.durations[ti] * c.cpu_cores
         self.stats.tasks_completed += 1
@@ -391,6 +426,12 @@ class Substrate:
         """Integrate the primary shortfall and batch slowdown of `nodes` up to now, then share
         their cores anew (sim/sharing.py); tasks of nodes whose speed changed (or all of
         `nodes` with `reschedule`) get their next finish rescheduled."""
+        if nodes.size == 1:
+            self._account_one(int(nodes[0]), now, trigger, reschedule)
+            return
+        if nodes.size <= 16:
+            self._account_few(nodes.tolist(), now, trigger, reschedule)
+            return
         m, st = self.model, self.stats
         prev, slow = self.over_amount[nodes], self.slow_amount[nodes]
         active = (prev > EPS) | (slow > EPS)
@@ -420,35 +461,79 @@ class Substrate:
                 self.engine.push(now + self.delay, Ev.KILL_CHECK, hit)
 
     def _account_one(self, node: int, now: float, trigger: bool = True, reschedule: bool = False) -> None:
-        """`_account` for one node in Python floats: the same arithmetic, in the same order, as
-        the vectorized path (sim/sharing.py `share`), without numpy's per-call overhead (task
-        ends on a shared server call it once each: most events of a stock-YARN run)."""
+        """`_account_few([node])` without its lists (task ends on a shared server call it once
+        each: most events of a stock-YARN run); the same arithmetic in the same order."""
         st = self.stats
-        prev, slow = float(self.over_amount[node]), float(self.slow_amount[node])
+        over_1, slow_1, since_1 = self._over_1, self._slow_1, self._since_1
+        prev, slow = over_1[node], slow_1[node]
         if prev > EPS or slow > EPS:
-            dt = now - float(self.over_since[node])
+            dt = now - since_1[node]
             st.unserved_core_s += prev * dt
             st.slowed_core_s += slow * dt
             if prev > EPS:
                 st.overflow_node_s += dt
-        m = self.model
-        if m.running[node]:
-            primary, batch = float(m.primary_cpu[node]), float(m.container_cpu[node])
-            got_p, got_b = share_one(primary, batch, float(m.physical_cores[node]), self.weight)
+        if self._up_1[node]:
+            primary, batch = self._prim_1[node], self._bcpu_1[node]
+            got_p, got_b = share_one(primary, batch, self._cores_1[node], self.weight)
             short, slowed = primary - got_p, batch - got_b
         else:
-            batch = float(m.container_cpu[node])
+            batch = self._bcpu_1[node]
             got_p = got_b = short = slowed = 0.0
-        self.primary_got[node], self.batch_got[node] = got_p, got_b
-        self.over_amount[node] = short
-        self.slow_amount[node] = slowed
-        self.over_since[node] = now
+        self._pgot_1[node], self._bgot_1[node] = got_p, got_b
+        over_1[node] = short
+        slow_1[node] = slowed
+        since_1[node] = now
         changed = self.clocks.set_speed(node, got_b / batch if batch > EPS else 1.0, now)
         if reschedule or changed:
             self._reschedule_one(node, now)
         if trigger and self.delay is not None and short > EPS and not self.kill_pending[node]:
             self.kill_pending[node] = True
             self.engine.push(now + self.delay, Ev.KILL_CHECK, np.array([node]))
+
+    def _account_few(self, nodes: list[int], now: float, trigger: bool = True, reschedule: bool = False) -> None:
+        """`_account` for a few distinct nodes in Python floats: the same arithmetic, in the same
+        order, as the vectorized path (sim/sharing.py `share_one`; the stats add numpy's sum of
+        the same products), without numpy's per-call overhead on tiny arrays (task ends and
+        scheduling passes touch one to a few nodes each: most events of a run)."""
+        st, clocks = self.stats, self.clocks
+        over_amount, slow_amount, over_since = self._over_1, self._slow_1, self._since_1
+        up, prim, bcpu, cores, pgot, bgot = self._up_1, self._prim_1, self._bcpu_1, self._cores_1, self._pgot_1, self._bgot_1
+        unserved: list[float] = []
+        slowed_s: list[float] = []
+        overflow: list[float] = []
+        for node in nodes:
+            prev, slow = over_amount[node], slow_amount[node]
+            if prev > EPS or slow > EPS:
+                dt = now - over_since[node]
+                unserved.append(prev * dt)
+                slowed_s.append(slow * dt)
+                if prev > EPS:
+                    overflow.append(dt)
+        if unserved:
+            st.unserved_core_s += _np_sum(unserved)
+            st.slowed_core_s += _np_sum(slowed_s)
+            st.overflow_node_s += _np_sum(overflow)
+        hit: list[int] = []
+        for node in nodes:
+            if up[node]:
+                primary, batch = prim[node], bcpu[node]
+                got_p, got_b = share_one(primary, batch, cores[node], self.weight)
+                short, slowed = primary - got_p, batch - got_b
+            else:
+                batch = bcpu[node]
+                got_p = got_b = short = slowed = 0.0
+            pgot[node], bgot[node] = got_p, got_b
+            over_amount[node] = short
+            slow_amount[node] = slowed
+            over_since[node] = now
+            changed = clocks.set_speed(node, got_b / batch if batch > EPS else 1.0, now)
+            if reschedule or changed:
+                self._reschedule_one(node, now)
+            if trigger and self.delay is not None and short > EPS and not self.kill_pending[node]:
+                hit.append(node)
+        if hit:
+            self.kill_pending[hit] = True
+            self.engine.push(now + self.delay, Ev.KILL_CHECK, np.array(hit))
 
     def _reschedule_one(self, node: int, now: float) -> None:
         clocks = self.clocks

@@ -82,3 +82,49 @@ def test_policy_specs_and_params_are_checked() -> None:
     with pytest.raises(ValueError, match="cannot load policy"):
         build_policy("harvester.nothing:factory", {}, ctx)
     assert build_policy("simpolicy_factory:make", {}, ctx).name == "from-a-module"  # type: ignore[attr-defined]
+
+
+def _reference_pass(order: np.ndarray, fv: np.ndarray, fm: np.ndarray, rng: np.random.Generator,
+                    requests: list[PlacementRequest]) -> list[list[int]]:
+    """The heartbeat placement as first written: the nodes with room at the pass start, in
+    heartbeat order rotated to a random start, filled in order by each request in turn."""
+    room = (fv > 0) & (fm > 0)
+    ranked = order[room[order]]
+    r = int(rng.integers(0, ranked.size)) if ranked.size else 0
+    po = np.concatenate((ranked[r:], ranked[:r]))
+    out = []
+    for req in requests:
+        got = fill_in_order(po, np.minimum(fv[po] // req.vcores, fm[po] // req.memory_mb), req.count)
+        np.subtract.at(fv, got, req.vcores)
+        np.subtract.at(fm, got, req.memory_mb)
+        out.append(got.tolist())
+    return out
+
+
+@pytest.mark.parametrize("no_room", [0.0, 0.02, 0.1, 0.5, 0.95, 1.0])
+def test_heartbeat_placements_match_the_reference_over_passes(no_room: float) -> None:
+    """The fast paths (rotation view, node-by-node fill of small requests) place exactly as the
+    reference, pass after pass, on clusters from idle to full."""
+    gen = np.random.default_rng(int(no_room * 100))
+    n = 300
+    pol = StockYarnPolicy(make_context(n, 4))
+    fv, fm = gen.integers(1, 9, n), gen.integers(1, 5, n) * 1024
+    for _ in range(30):
+        fv[gen.random(n) < no_room] = 0
+        fm[gen.random(n) < no_room / 4] = 0
+        reqs = [request(int(gen.choice([1, 2, 5, 8, 9, 40, 200])), int(gen.integers(1, 4)), int(gen.choice([512, 1024, 3000])))
+                for _ in range(int(gen.integers(1, 12)))]
+        want = _reference_pass(pol._order, fv.copy(), fm.copy(), np.random.default_rng(7), reqs)
+        v = ClusterView(now=0.0, free_vcores=fv, free_memory_mb=fm, capacity_vcores=fv, capacity_memory_mb=fm,
+                        total_vcores=np.full(n, 8), total_memory_mb=np.full(n, 8192), physical_cores=np.full(n, 4.0),
+                        primary_cpu_cores=np.zeros(n), primary_memory_mb=np.zeros(n), batch_cpu_cores=np.zeros(n),
+                        running=np.ones(n, bool), tenant_of=np.zeros(n, np.int32),
+                        tenant_history=np.zeros((1, 1), np.float32), step_s=120.0, rng=np.random.default_rng(7))
+        got = []
+        for req in reqs:  # the substrate takes what each request got off the free arrays
+            nodes = pol.place(req, v)
+            np.subtract.at(fv, nodes, req.vcores)
+            np.subtract.at(fm, nodes, req.memory_mb)
+            got.append(nodes.tolist())
+        assert got == want
+        fv, fm = gen.integers(1, 9, n), gen.integers(1, 5, n) * 1024

@@ -148,3 +148,33 @@ def test_finished_jobs_are_reported_to_the_policy() -> None:
     rig.run(100.0)
     assert [(o.job_id, o.duration_s, o.tasks, o.kills) for o in seen] == [("A", 30.0, 3, 0)]
     assert rig.model.containers == {}, "ended containers are forgotten (bounded memory)"
+
+
+@pytest.mark.parametrize("policy", ["stock-yarn", "primary-aware"])
+def test_the_views_nodes_without_room_match_the_free_arrays(policy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The substrate keeps `no_room` as it refreshes free capacity (task ends, starts, kills,
+    capacity updates, reimages): at every pass it is exactly "no free vcores or no free memory"."""
+    from pathlib import Path
+
+    from harvester.sim.policies import HeartbeatOrderPolicy
+    from harvester.sim.scenario import load_scenario
+    from harvester.sim.simulation import Simulation
+
+    checked = []
+    original = HeartbeatOrderPolicy._heartbeats
+
+    def checking(self: HeartbeatOrderPolicy, view: ClusterView) -> np.ndarray:
+        if view is not self._view:
+            assert view.no_room is not None
+            assert np.array_equal(view.no_room, (view.free_vcores <= 0) | (view.free_memory_mb <= 0))
+            checked.append(int(view.no_room.sum()))
+        return original(self, view)
+
+    monkeypatch.setattr(HeartbeatOrderPolicy, "_heartbeats", checking)
+    scenarios = Path(__file__).resolve().parents[2] / "deploy" / "scenarios"
+    over: dict[str, object] = {"cluster.servers": 200, "tenants.count": 10, "workload.synthetic.jobs": 100,
+                               "duration_s": 21600, "policy.name": policy, "outputs.plots": False, "outputs.csv": False}
+    if policy != "primary-aware":
+        over["policy.params"] = {}
+    result = Simulation(load_scenario(scenarios / "bench-10k.yaml", over), base_dir=scenarios).run()
+    assert len(checked) > 100 and max(checked) > 0 and result.stats.tasks_completed > 0
