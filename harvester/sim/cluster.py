@@ -326,25 +326,20 @@ class ClusterModel:
     def release(self, container_id: str, now: float, cause: EndCause) -> Container:
         """Stop a running container and free what it held; idempotent for ended ones."""
         c = self.containers[container_id]
-        if c.ended_at is not None:
-            return c
-        c.ended_at, c.end_cause = now, cause
-        del self._on_node[c.node][container_id]
-        if self.changed is not None:
-            self.changed.append(c.node)
-        self.alloc_mem[c.node] -= c.memory_mb
-        self.alloc_vcores[c.node] -= c.vcores
-        self.container_cpu[c.node] -= c.cpu_cores
-        if not self._on_node[c.node]:
-            self.container_cpu[c.node] = 0.0  # no float drift on an empty node
+        if c.ended_at is None:
+            self._end(c, now, cause)
         return c
 
     def complete(self, c: Container, now: float) -> None:
         """`release(c, COMPLETED)` then `forget(c)` for a running container in hand: the
         simulator's path for a task end (one per task), without the id look-ups."""
-        node = c.node
-        c.ended_at, c.end_cause = now, EndCause.COMPLETED
+        self._end(c, now, EndCause.COMPLETED)
         del self.containers[c.container_id]
+
+    def _end(self, c: Container, now: float, cause: EndCause) -> None:
+        """A running container ends: its node gets back what it held (one place for every end)."""
+        node = c.node
+        c.ended_at, c.end_cause = now, cause
         on = self._on_node[node]
         del on[c.container_id]
         if self.changed is not None:

@@ -30,7 +30,7 @@ import math
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from harvester.decisions.reservation_packing import Agent, greedy, lowcost
 from harvester.decisions.static_fallback import EARLY_START
@@ -61,7 +61,7 @@ class EvalPlan:
     # requests (history.static_levels, synthesized: no trace records them), "p95" the 95th percentile
     # of the job's other runs' peaks (`harvester whatif`: the same level as the static baseline it is
     # compared with, since a store knows no quotas either)
-    static_fallback: str = "user"
+    static_fallback: Literal["user", "p95"] = "user"
 
     @property
     def main_alpha(self) -> float:
