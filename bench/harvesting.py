@@ -61,7 +61,10 @@ from prometheus_client import CollectorRegistry
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from harvester.advice.advice_process import AdviceProcess, pin_this_process, split_cpus  # noqa: E402
 from harvester.advice.grpc_server import GrpcServer  # noqa: E402
+from harvester.config_server import TlsSettings  # noqa: E402
+from harvester.decisions.strategy import DEFAULT_SELECTION  # noqa: E402
 from harvester.board import Board  # noqa: E402
 from harvester.board.harvesting import HarvestingBoard  # noqa: E402
 from harvester.advice.yarn_advisor import yarn_advisor_service  # noqa: E402
@@ -117,11 +120,16 @@ def bench_classify(n: int, repeats: int) -> dict[str, float]:
     return {"classify_seconds": statistics.median(fits), "margins_seconds": statistics.median(margins), "classes": classes}
 
 
-def bench_select(calls: int, repeats: int, n_classes: int = 100) -> dict[str, float]:
+def bench_select(calls: int, repeats: int, n_classes: int = 100, advice_process: bool = False,
+                 advice_cpus: frozenset[int] = frozenset()) -> dict[str, float]:
     """SelectClasses over `n_classes` through the real gRPC server: p50/p99 per call as a Python
     client sees it (`p50_ms`, `p99_ms`), as a native client sees it (`native_*`, bench/_native_client.py;
     `native_empty_*`: the standard health Check on the same server, the transport's own floor),
-    and the servicer's time inside the server (`handler_*`: decode done to answer built)."""
+    and the servicer's time inside the server (`handler_*`: decode done to answer built; in this
+    process only). `advice_process`: served as `server.grpc_advice_process: true` serves it — by
+    the advice process (advice/advice_process.py) from its mirror of this process's board;
+    `advice_cpus` (server.grpc_advice_cpus): it runs there, this process on the other CPUs, and
+    the native client — standing for the RM, which runs on another machine — on the advice CPUs."""
     patterns = list(Pattern)
     rng = np.random.default_rng(1)
     classes = tuple(
@@ -147,7 +155,13 @@ def bench_select(calls: int, repeats: int, n_classes: int = 100) -> dict[str, fl
             handler_s.append(time.perf_counter() - t0)
 
     service.servicer.SelectClasses = timed  # registered below: the server calls the timed one
-    server = GrpcServer("127.0.0.1:0", Metrics(CollectorRegistry()), [service])
+    metrics = Metrics(CollectorRegistry())
+    server: GrpcServer | AdviceProcess
+    if advice_process:
+        server = AdviceProcess("127.0.0.1:0", metrics, [service], state, selection=DEFAULT_SELECTION, tls=TlsSettings(),
+                               cpus=advice_cpus)
+    else:
+        server = GrpcServer("127.0.0.1:0", metrics, [service])
     server.start()
     channel = grpc.insecure_channel(server.address)
     stub = yarn_advisor_pb2_grpc.YarnAdvisorStub(channel)
@@ -163,6 +177,13 @@ def bench_select(calls: int, repeats: int, n_classes: int = 100) -> dict[str, fl
         figures.setdefault(f"{prefix}p99_ms", []).append(float(np.percentile(lat_ms, 99)))
 
     try:
+        if advice_process:  # the mirror reaches the advice process just after it starts
+            for _ in range(300):
+                try:
+                    stub.SelectClasses(req)
+                    break
+                except grpc.RpcError:
+                    time.sleep(0.05)
         for _ in range(200):
             stub.SelectClasses(req)
         for _ in range(repeats):
@@ -173,12 +194,14 @@ def bench_select(calls: int, repeats: int, n_classes: int = 100) -> dict[str, fl
                 stub.SelectClasses(req)
                 lat.append((time.perf_counter() - t0) * 1000)
             add("", lat)
-            add("handler_", np.array(handler_s) * 1000)
+            if handler_s:
+                add("handler_", np.array(handler_s) * 1000)
             if native is not None:
                 add("native_", _native_client.latencies_ms(native, server.address, "/harvester.v1.YarnAdvisor/SelectClasses",
-                                                           req.SerializeToString(), calls))
+                                                           req.SerializeToString(), calls, cpus=advice_cpus))
                 add("native_empty_", _native_client.latencies_ms(native, server.address, "/grpc.health.v1.Health/Check",
-                                                                 health_pb2.HealthCheckRequest().SerializeToString(), calls))
+                                                                 health_pb2.HealthCheckRequest().SerializeToString(), calls,
+                                                                 cpus=advice_cpus))
     finally:
         channel.close()
         server.stop(0.1)
@@ -349,6 +372,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--control-period", type=float, default=5.0,
                     help="with --only guard,select: SelectClasses is timed again while the guard ticks this often")
     ap.add_argument("--ticks", type=int, default=8, help="steady-state guard ticks timed after the first (--only guard)")
+    ap.add_argument("--advice-process", action="store_true",
+                    help="--only select: SelectClasses answered by the advice process (server.grpc_advice_process: "
+                         "true), the guard ticking in this one; figures' keys end in _advice_process")
+    ap.add_argument("--advice-cpus", default="",
+                    help="with --advice-process: comma-separated CPUs of the advice process (server.grpc_advice_cpus); "
+                         "this process runs on the others, the native client on these; keys end in _cpus_<list>")
     ap.add_argument("--switch-interval", type=float, default=None,
                     help="sys.setswitchinterval (s) for this process: how long a thread waiting for the GIL (the "
                          "gRPC server's) waits for the one holding it (the guard's); Python's default is 0.005")
@@ -395,11 +424,18 @@ def only_figures(args: argparse.Namespace) -> dict[str, object]:
     if unknown:
         raise SystemExit(f"--only: unknown items {sorted(unknown)} (guard, select, reserve)")
     figures: dict[str, object] = {}
+    cpus = frozenset(int(c) for c in args.advice_cpus.split(",") if c.strip())
+    if cpus and not args.advice_process:
+        raise SystemExit("--advice-cpus needs --advice-process")
+    process = ("_advice_process" if args.advice_process else "") + (f"_cpus_{'_'.join(map(str, sorted(cpus)))}" if cpus else "")
+    if cpus:
+        pin_this_process(split_cpus(cpus)[1])
     if "reserve" in items:
         r = bench_reserve_fit(args.nodes, args.reserve_days, 3.0, args.reserve_tenants)
         figures.update(reserve_figures(r, args.nodes, args.reserve_days))
     if "select" in items:
-        figures.update(select_figures(bench_select(args.calls, args.repeats, args.classes), f"{args.classes}_classes"))
+        figures.update(select_figures(bench_select(args.calls, args.repeats, args.classes, args.advice_process, cpus),
+                                      f"{args.classes}_classes{process}"))
     if "guard" in items:
         figures.update(guard_figures(args.nodes, args.ticks, args.repeats))
     if "select" in items and "guard" in items:  # "while the loops run": the guard ticks in the same process
@@ -416,12 +452,12 @@ def only_figures(args: argparse.Namespace) -> dict[str, object]:
         loop = threading.Thread(target=guard_loop, daemon=True)
         loop.start()
         try:
-            select = bench_select(args.calls, args.repeats, args.classes)
+            select = bench_select(args.calls, args.repeats, args.classes, args.advice_process, cpus)
         finally:
             stop.set()
             loop.join()
         switch = "" if args.switch_interval is None else f"_switch_{args.switch_interval * 1000:g}ms"
-        figures.update(select_figures(select, f"{args.classes}_classes_guard_{args.nodes // 1000}k_ticking{switch}"))
+        figures.update(select_figures(select, f"{args.classes}_classes_guard_{args.nodes // 1000}k_ticking{switch}{process}"))
     return figures
 
 

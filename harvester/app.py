@@ -43,6 +43,7 @@ from harvester.advice.admin_http import Request, Response
 from harvester.advice.constrained_placement import placement_services
 from harvester.advice.explain import ExplainSources, LiveView, explain_routes
 from harvester.advice.explain_subjects import builtin_explainers
+from harvester.advice.advice_process import AdviceProcess
 from harvester.advice.grpc_server import GrpcServer
 from harvester.advice.harvesting_http import classes_document, nodes_document
 from harvester.advice.hdfs_wiring import HDFS_SERVICE, hdfs_faces
@@ -358,11 +359,20 @@ class Harvester:
         services += [self.morpheus.service] if self.morpheus.service else []
         why = {**UNIMPLEMENTED_WHY, HDFS_SERVICE: self.hdfs.unimplemented_reason,
                SLO_SERVICE: self.morpheus.unimplemented_reason}
-        self.grpc = GrpcServer(
-            settings.server.grpc_listen, self.metrics, services, max_workers=settings.server.grpc_max_workers,
-            unimplemented_reason=lambda name: why.get(name) or "not implemented in this release",
-            credentials=grpc_server_credentials(settings.server.tls), max_message_bytes=settings.server.grpc_max_message_bytes,
-        )
+        srv = settings.server
+        self.grpc: GrpcServer | AdviceProcess
+        if srv.grpc_advice_process:  # SelectClasses answered by a process that runs no loop (issue 29)
+            self.grpc = AdviceProcess(
+                srv.grpc_listen, self.metrics, services, self.state, selection=selection_strategy(h), tls=srv.tls,
+                max_workers=srv.grpc_max_workers, max_message_bytes=srv.grpc_max_message_bytes,
+                unimplemented_reason=lambda name: why.get(name) or "not implemented in this release",
+                log_level=settings.logging.level, log_format=settings.logging.format, cpus=frozenset(srv.grpc_advice_cpus))
+        else:
+            self.grpc = GrpcServer(
+                srv.grpc_listen, self.metrics, services, max_workers=srv.grpc_max_workers,
+                unimplemented_reason=lambda name: why.get(name) or "not implemented in this release",
+                credentials=grpc_server_credentials(srv.tls), max_message_bytes=srv.grpc_max_message_bytes,
+            )
         self.admin = admin_server(settings, self.metrics, token)
         # the Hadoop Resource Estimator's REST API on its own port, from the same store
         self.estimator = estimator_server(settings, self.store, self.metrics, token, self.clock.now) \
@@ -455,6 +465,9 @@ class Harvester:
 
     def _readyz(self, req: Request) -> Response:
         doc = readiness(self.loops, self.clock.now())
+        if isinstance(self.grpc, AdviceProcess) and not self.grpc.alive:
+            doc["ready"] = False
+            doc["problems"].append("the gRPC advice process is not running (being started again)")
         return Response.json(200 if doc["ready"] else 503, doc)
 
     def classes(self) -> dict[str, Any]:
@@ -524,7 +537,8 @@ class Harvester:
             "hdfs": self.hdfs.status(),
             "morpheus": self.morpheus.status(),
             "jockey": self.jockey.status(),
-            "grpc": {"address": self.grpc.address, "tls": self.grpc.tls, "services": self.grpc.services},
+            "grpc": {"address": self.grpc.address, "tls": self.grpc.tls, "services": self.grpc.services,
+                     **({"advice_process": self.grpc.status()} if isinstance(self.grpc, AdviceProcess) else {})},
             "admin": {"address": self.admin.address, "url": self.admin.url, "writes": "token" if self.admin.auth.has_token
                       else "refused (no token configured)", "public_reads": list(self.admin.auth.public_reads)},
             "estimator": None if self.estimator is None else {

@@ -79,7 +79,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         app = Harvester(settings, config_path=args.config)
     except (StoreError, OSError, ValueError) as exc:  # ValueError: e.g. RMConfigError (Kerberos credentials)
         return _fail(EXIT_FAILURE, f"cannot start: {exc}")
-    app.start()
+    try:
+        app.start()
+    except OSError as exc:  # server.grpc_advice_process: the advice process could not serve
+        app.stop()
+        return _fail(EXIT_FAILURE, f"cannot start: {exc}")
     estimator = "" if app.estimator is None else f", Resource Estimator API {app.estimator.url}/resourceestimator/"
     print(
         f"harvester {__version__} serving: gRPC {app.grpc.address}{' (TLS)' if app.grpc.tls else ''}, admin {app.admin.url} "

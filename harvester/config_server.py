@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
@@ -78,18 +79,33 @@ class TlsSettings(Section):
         return self.cert_file is not None
 
 
+#: The largest CPU number `server.grpc_advice_cpus` takes (Linux's default NR_CPUS is 8192).
+MAX_CPU = 8191
+
+
 class ServerSettings(Section):
     grpc_listen: str = Field("127.0.0.1:50051", description="gRPC advice server address (host:port); port 0 picks a free port.")
     admin_listen: str = Field("127.0.0.1:9464", description="HTTP admin address for /healthz /readyz /metrics /status.")
     shutdown_grace_s: float = Field(3.0, gt=0, le=4.5, description="Seconds in-flight RPCs get on shutdown (total stop stays under 5 s).")
     grpc_max_workers: int = Field(8, ge=1, le=256, description="Threads serving gRPC requests.")
     grpc_max_message_bytes: int = Field(4 * MIB, ge=64 * 1024, le=256 * MIB, description="Largest gRPC request accepted (RESOURCE_EXHAUSTED above).")
+    grpc_advice_process: bool = Field(False, description="Answer SelectClasses and ListTenantClasses from a second process that runs no loop, so the loops' computing does not delay them (issue 29); every other gRPC call is forwarded to the main process over a private Unix socket. docs/deploy.md.")
+    grpc_advice_cpus: list[Annotated[int, Field(ge=0, le=MAX_CPU)]] = Field(default_factory=list, description="With grpc_advice_process: the CPUs the advice process runs on; the main process (the loops) then runs on the others. Empty = no pinning.")
     admin_http: AdminHttpSettings = Field(default_factory=AdminHttpSettings, description="Admin HTTP input limits.")
     auth: AuthSettings = Field(default_factory=AuthSettings, description="Admin bearer token and open reads.")
     tls: TlsSettings = Field(default_factory=TlsSettings, description="TLS (and mutual TLS) for gRPC and admin HTTP.")
     allow_insecure_remote: bool = Field(False, description="Serve on a non-loopback address without TLS and a token anyway (refused otherwise).")
 
     _listen = field_validator("grpc_listen", "admin_listen")(check_listen)
+
+    @model_validator(mode="after")
+    def _advice_cpus(self) -> ServerSettings:
+        cpus = self.grpc_advice_cpus
+        if cpus and not self.grpc_advice_process:
+            raise ValueError("server.grpc_advice_cpus pins the advice process: set server.grpc_advice_process: true too")
+        if len(set(cpus)) != len(cpus):
+            raise ValueError(f"server.grpc_advice_cpus must list distinct CPU numbers, got {cpus}")
+        return self
 
     @model_validator(mode="after")
     def _distinct(self) -> ServerSettings:

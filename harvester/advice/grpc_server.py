@@ -30,6 +30,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from harvester.advice.grpc_forward import Forwarder
 from harvester.echo import clip
 from harvester.observability.metrics import Metrics
 from harvester.v1 import constrained_placement_pb2, hdfs_placement_pb2, slo_pb2, yarn_advisor_pb2
@@ -150,8 +151,9 @@ class _MetricsInterceptor(grpc.ServerInterceptor):
     """Times every call and counts it by method and final status code; undecodable payloads
     and servicer exceptions become INVALID_ARGUMENT / INTERNAL with one log line."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, forwarder: Forwarder | None = None) -> None:
         self._metrics = metrics
+        self._forwarder = forwarder
 
     def _code(self, context: grpc.ServicerContext, failed: bool) -> str:
         code = context.code()
@@ -164,6 +166,8 @@ class _MetricsInterceptor(grpc.ServerInterceptor):
         if handler is None:
             return None
         method = handler_call_details.method
+        if self._forwarder is not None and self._forwarder.owns(method, handler):
+            return handler  # the main process decodes, times and counts it
         metrics = self._metrics
 
         if handler.unary_unary is not None:
@@ -221,14 +225,19 @@ class GrpcServer:
         unimplemented_reason: Callable[[str], str] = lambda name: "this service's issue has not landed yet",
         credentials: grpc.ServerCredentials | None = None,
         max_message_bytes: int = 4 * 1024 * 1024,
+        forwarder: Forwarder | None = None,
+        states: dict[str, str] | None = None,
     ) -> None:
+        """`forwarder` (the advice process, advice/advice_process.py): what `implementations` do not
+        answer is forwarded instead of answered UNIMPLEMENTED; `states` then says which services the
+        main process serves ("serving" / "unimplemented"), for health."""
         impls = {i.full_name: i for i in implementations or []}
         unknown = set(impls) - set(CONTRACT)
         if unknown:
             raise ValueError(f"not services of the harvester.v1 contract: {sorted(unknown)}")
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
-            interceptors=[_MetricsInterceptor(metrics)],
+            interceptors=[_MetricsInterceptor(metrics, forwarder)],
             options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", max_message_bytes)],
         )
         self.health = health.HealthServicer(experimental_non_blocking=True)
@@ -238,9 +247,12 @@ class GrpcServer:
             if name in impls:
                 impls[name].register(impls[name].servicer, self._server)
                 self.services[name] = "serving"
-            else:
+            elif forwarder is None:
                 self._server.add_generic_rpc_handlers((_unimplemented_handler(descriptor, unimplemented_reason(name)),))
                 self.services[name] = "unimplemented"
+        if forwarder is not None:
+            self._server.add_generic_rpc_handlers((forwarder,))  # last: only what the local ones leave
+            self.services = {name: (states or {}).get(name, "serving") for name in CONTRACT}
         reflection.enable_server_reflection(
             [*CONTRACT, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
             self._server,
@@ -255,7 +267,7 @@ class GrpcServer:
         if self.port == 0:
             raise OSError(f"cannot listen on {listen} for gRPC (in use by another process?)")
         self.tls = credentials is not None
-        self.address = f"{listen.rpartition(':')[0]}:{self.port}"
+        self.address = listen if listen.startswith("unix:") else f"{listen.rpartition(':')[0]}:{self.port}"
 
     def start(self) -> None:
         self._server.start()

@@ -41,7 +41,7 @@ Classes are considered in class-id order so the input order never changes a seed
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
@@ -205,6 +205,25 @@ class ClassTable:
         return ClassTable(o, col([PATTERN_CODE[c.pattern] for c in o], np.int64), average, peak, current, capacity,
                           allocated, reserve, memory, bool(np.any(~np.isnan(memory))),
                           MappingProxyType(fraction), MappingProxyType(free))
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        """Pickled as its columns (the advice process's mirror, advice/advice_process.py): no rebuild there."""
+        values = tuple(dict(v) if isinstance(v, MappingProxyType) else v for v in (getattr(self, f.name) for f in fields(self)))
+        return _class_table, values
+
+
+def _class_table(*values: object) -> ClassTable:
+    """Unpickles a `ClassTable`: read-only columns and type maps, as `ClassTable.of` builds them."""
+    out = []
+    for v in values:
+        if isinstance(v, dict):
+            for a in v.values():
+                a.flags.writeable = False
+            v = MappingProxyType(v)
+        elif isinstance(v, np.ndarray):
+            v.flags.writeable = False
+        out.append(v)
+    return ClassTable(*out)  # type: ignore[arg-type]
 
 
 def _rooms(job: JobDemand, t: ClassTable) -> tuple[np.ndarray, np.ndarray]:
