@@ -9,7 +9,14 @@
    unseeded, like a client would): p50 / p99 per call. Target: p99 under 1 ms. `--only select`
    runs it alone at `--classes` (default 1,000; issue 29): `select_classes_p99_ms_1000_classes`;
    with `--only guard,select` it is timed again while a guard loop over `--nodes` ticks every
-   `--control-period` s in the same process (`..._guard_<k>k_ticking`: the loops running).
+   `--control-period` s in the same process (`..._guard_<k>k_ticking`: the loops running; each
+   tick republishes the classes, as the guard does). `--advice-process` serves it as
+   `server.grpc_advice_process: true` does (keys end in `_advice_process`; the Python client
+   then shares this process's interpreter lock with the guard: read the native figures), and
+   `--advice-cpus 0` pins it to CPU 0, this process to the others and the native client to CPU 0
+   (it stands for the RM, which runs elsewhere):
+       .venv/bin/python bench/harvesting.py --only guard,select --nodes 50000 --ticks 2 --calls 20000 \
+           --repeats 1 --advice-process --advice-cpus 0
 3. The guard at `--nodes` (issue 29: 50,000; target under 1 s): the WHOLE loop tick
    (`GuardLoopRig`: NodeRegistry, evaluate, actuator, action log and decision-log sink, class
    states and the board, metrics; rm_overcommit, the default) — `guard_cycle_<k>k_nodes_seconds`
@@ -61,7 +68,7 @@ from prometheus_client import CollectorRegistry
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harvester.advice.advice_process import AdviceProcess, pin_this_process, split_cpus  # noqa: E402
+from harvester.advice.advice_process import AdviceProcess  # noqa: E402
 from harvester.advice.grpc_server import GrpcServer  # noqa: E402
 from harvester.config_server import TlsSettings  # noqa: E402
 from harvester.decisions.strategy import DEFAULT_SELECTION  # noqa: E402
@@ -120,16 +127,8 @@ def bench_classify(n: int, repeats: int) -> dict[str, float]:
     return {"classify_seconds": statistics.median(fits), "margins_seconds": statistics.median(margins), "classes": classes}
 
 
-def bench_select(calls: int, repeats: int, n_classes: int = 100, advice_process: bool = False,
-                 advice_cpus: frozenset[int] = frozenset()) -> dict[str, float]:
-    """SelectClasses over `n_classes` through the real gRPC server: p50/p99 per call as a Python
-    client sees it (`p50_ms`, `p99_ms`), as a native client sees it (`native_*`, bench/_native_client.py;
-    `native_empty_*`: the standard health Check on the same server, the transport's own floor),
-    and the servicer's time inside the server (`handler_*`: decode done to answer built; in this
-    process only). `advice_process`: served as `server.grpc_advice_process: true` serves it — by
-    the advice process (advice/advice_process.py) from its mirror of this process's board;
-    `advice_cpus` (server.grpc_advice_cpus): it runs there, this process on the other CPUs, and
-    the native client — standing for the RM, which runs on another machine — on the advice CPUs."""
+def select_state(n_classes: int) -> HarvestingBoard:
+    """A board with a model of `n_classes` classes and their current state, as refit and guard publish them."""
     patterns = list(Pattern)
     rng = np.random.default_rng(1)
     classes = tuple(
@@ -143,6 +142,21 @@ def bench_select(calls: int, repeats: int, n_classes: int = 100, advice_process:
     state = HarvestingBoard(Board())
     state.publish_model(model, ReserveTable(), {})
     state.publish_classes(classes)
+    return state
+
+
+def bench_select(calls: int, repeats: int, n_classes: int = 100, advice_process: bool = False,
+                 advice_cpus: frozenset[int] = frozenset(), state: HarvestingBoard | None = None) -> dict[str, float]:
+    """SelectClasses over `n_classes` through the real gRPC server: p50/p99 per call as a Python
+    client sees it (`p50_ms`, `p99_ms`), as a native client sees it (`native_*`, bench/_native_client.py;
+    `native_empty_*`: the standard health Check on the same server, the transport's own floor),
+    and the servicer's time inside the server (`handler_*`: decode done to answer built; in this
+    process only). `advice_process`: served as `server.grpc_advice_process: true` serves it — by
+    the advice process (advice/advice_process.py) from its mirror of this process's board;
+    `advice_cpus` (server.grpc_advice_cpus): it runs there, this process on the other CPUs, and
+    the native client — standing for the RM, which runs on another machine — on the advice CPUs.
+    `state`: the board to serve (`select_state`), when the caller republishes its classes."""
+    state = state or select_state(n_classes)
     service = yarn_advisor_service(state)
     handler_s: list[float] = []
     decide = service.servicer.SelectClasses
@@ -177,13 +191,8 @@ def bench_select(calls: int, repeats: int, n_classes: int = 100, advice_process:
         figures.setdefault(f"{prefix}p99_ms", []).append(float(np.percentile(lat_ms, 99)))
 
     try:
-        if advice_process:  # the mirror reaches the advice process just after it starts
-            for _ in range(300):
-                try:
-                    stub.SelectClasses(req)
-                    break
-                except grpc.RpcError:
-                    time.sleep(0.05)
+        if isinstance(server, AdviceProcess) and not server.sync():
+            raise SystemExit("select: the advice process did not take the published classes")
         for _ in range(200):
             stub.SelectClasses(req)
         for _ in range(repeats):
@@ -428,8 +437,6 @@ def only_figures(args: argparse.Namespace) -> dict[str, object]:
     if cpus and not args.advice_process:
         raise SystemExit("--advice-cpus needs --advice-process")
     process = ("_advice_process" if args.advice_process else "") + (f"_cpus_{'_'.join(map(str, sorted(cpus)))}" if cpus else "")
-    if cpus:
-        pin_this_process(split_cpus(cpus)[1])
     if "reserve" in items:
         r = bench_reserve_fit(args.nodes, args.reserve_days, 3.0, args.reserve_tenants)
         figures.update(reserve_figures(r, args.nodes, args.reserve_days))
@@ -443,16 +450,19 @@ def only_figures(args: argparse.Namespace) -> dict[str, object]:
 
         rig, stop = GuardLoopRig(args.nodes), threading.Event()
         rig.tick()
+        state = select_state(args.classes)
 
         def guard_loop() -> None:
             while not stop.wait(args.control_period):
                 rig.advance()
                 rig.tick()
+                # as the guard does each period: the classes' state again (a new table; the advice process's mirror)
+                state.publish_classes(tuple(state.view().classes))
 
         loop = threading.Thread(target=guard_loop, daemon=True)
         loop.start()
         try:
-            select = bench_select(args.calls, args.repeats, args.classes, args.advice_process, cpus)
+            select = bench_select(args.calls, args.repeats, args.classes, args.advice_process, cpus, state)
         finally:
             stop.set()
             loop.join()

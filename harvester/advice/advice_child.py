@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import threading
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
@@ -102,6 +103,7 @@ def serve(conn: Connection, spec: AdviceSpec) -> None:
     """The advice process's body (the spawn target): serve until told to stop or orphaned."""
     from harvester.observability.logs import configure_logging
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the main process stops this one
     if spec.cpus:  # before any thread starts: gRPC's threads inherit it
         os.sched_setaffinity(0, spec.cpus)
     configure_logging(spec.log_level, spec.log_format)
@@ -144,6 +146,9 @@ def serve(conn: Connection, spec: AdviceSpec) -> None:
                 break
             if kind == "harvesting":
                 apply_mirror(board, payload)
+            elif kind == "sync":  # all sent before it is applied: say so (AdviceProcess.sync)
+                with send_lock:
+                    conn.send(("synced", payload))
             elif kind == "stop":
                 grace = float(payload)
                 break

@@ -83,6 +83,7 @@ class AdviceProcess:
                  unimplemented_reason: Callable[[str], str] = lambda name: "not implemented in this release",
                  log_level: str = "INFO", log_format: str = "text", cpus: frozenset[int] = frozenset()) -> None:
         self._main_cpus = split_cpus(cpus)[1] if cpus else None  # ValueError before anything starts
+        self._unpinned: frozenset[int] | None = None
         self._dir = tempfile.mkdtemp(prefix="harvester-grpc-")  # 0700: only this user reaches the socket
         self.internal = GrpcServer(f"unix:{self._dir}/main.sock", metrics, implementations, max_workers=max_workers,
                                    unimplemented_reason=unimplemented_reason, max_message_bytes=max_message_bytes)
@@ -98,6 +99,7 @@ class AdviceProcess:
         self._process: Any = None
         self._sent: dict[str, Any] = {}          # the mirror the advice process holds (by identity)
         self._changed = threading.Event()
+        self._synced, self._synced_token = threading.Event(), 0
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self.address = listen
@@ -109,6 +111,7 @@ class AdviceProcess:
         self.internal.start()
         self._spawn()
         if self._main_cpus is not None:
+            self._unpinned = frozenset(os.sched_getaffinity(0))  # given back by stop()
             pin_this_process(self._main_cpus)
         self._board.board.watch(HARVESTING, self._changed.set)
         self._changed.set()
@@ -159,6 +162,8 @@ class AdviceProcess:
                 process.kill()
                 process.join(1.0)
         shutil.rmtree(self._dir, ignore_errors=True)
+        if self._unpinned is not None:
+            pin_this_process(self._unpinned)
 
     def status(self) -> dict[str, Any]:
         """For /status: the advice process's pid, whether it runs, its restarts and CPUs."""
@@ -173,6 +178,21 @@ class AdviceProcess:
         with self._lock:
             return self._process is not None and self._process.is_alive()
 
+    def sync(self, timeout_s: float = 10.0) -> bool:
+        """Send the board's current state and wait until the advice process has applied it (tests,
+        the bench); False on timeout or when it is not running."""
+        token = object()
+        with self._lock:
+            self._synced_token, done = id(token), self._synced
+            done.clear()
+            if not self._send_changes():
+                return False
+            try:
+                self._conn.send(("sync", id(token)))  # type: ignore[union-attr]
+            except OSError:
+                return False
+        return done.wait(timeout_s)
+
     # -- the mirror and the metrics ----------------------------------------------------------
     def _mirror(self) -> None:
         while not self._stopping.is_set():
@@ -180,16 +200,23 @@ class AdviceProcess:
             self._changed.clear()
             if self._stopping.is_set():
                 return
-            view = self._board.view()
             with self._lock:
-                changed = {f: getattr(view, f) for f in MIRRORED_FIELDS if self._sent.get(f, self) is not getattr(view, f)}
-                if not changed or self._conn is None:
-                    continue
-                try:
-                    self._conn.send(("harvesting", changed))
-                    self._sent.update(changed)
-                except OSError:
-                    pass  # the advice process is gone: _receive starts another, which gets it whole
+                self._send_changes()
+
+    def _send_changes(self) -> bool:
+        """The mirrored fields that changed since the last send, sent (under `_lock`); False when
+        the advice process is not there to take them."""
+        view = self._board.view()
+        changed = {f: getattr(view, f) for f in MIRRORED_FIELDS if self._sent.get(f, self) is not getattr(view, f)}
+        if self._conn is None:
+            return False
+        if changed:
+            try:
+                self._conn.send(("harvesting", changed))
+            except OSError:
+                return False  # the advice process is gone: _receive starts another, which gets it whole
+            self._sent.update(changed)
+        return True
 
     def _receive(self) -> None:
         while not self._stopping.is_set():
@@ -202,7 +229,10 @@ class AdviceProcess:
                     return
                 self._restart()
                 continue
-            if kind == "metrics":
+            if kind == "synced":
+                if payload == self._synced_token:
+                    self._synced.set()
+            elif kind == "metrics":
                 for what, name, code, seconds in payload:
                     if what == "grpc":
                         self._metrics.record_grpc(name, code, seconds)

@@ -105,13 +105,17 @@ def test_select_classes_answers_as_the_in_process_server_and_follows_new_publica
     (ch_a, a), (ch_r, r) = stubs(advice.address), stubs(reference.address)
     assert code_of(lambda: a.SelectClasses(REQUEST)) == code_of(lambda: r.SelectClasses(REQUEST)), "no model yet"
     publish(board, classes(50))
-    eventually(lambda: a.SelectClasses(REQUEST))
+    assert advice.sync()
     first = a.SelectClasses(REQUEST)
     assert first == r.SelectClasses(REQUEST) and len(first.classes) > 0
     board.publish_classes(classes(50, shift=0.3))  # the guard's next period: busier classes
+    assert advice.sync()
+    assert a.SelectClasses(REQUEST) == r.SelectClasses(REQUEST) != first
+    eventually(lambda: _at_least(len(a.SelectClasses(REQUEST).classes), 1))  # without sync(): the mirror thread
+    board.publish_classes(classes(50, shift=0.0))
 
     def follows() -> None:
-        assert a.SelectClasses(REQUEST) == r.SelectClasses(REQUEST) != first
+        assert a.SelectClasses(REQUEST) == first
     eventually(follows)
     assert a.ListTenantClasses(yarn_advisor_pb2.ListTenantClassesRequest()) == \
         r.ListTenantClasses(yarn_advisor_pb2.ListTenantClassesRequest())
@@ -269,3 +273,19 @@ def test_cpu_split_is_checked() -> None:
 def test_config_refuses_advice_cpus_that_cannot_work(server: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_settings({"server": server})
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning needs two CPUs")
+def test_cpus_pin_the_advice_process_and_the_main_one_until_stop() -> None:
+    have = sorted(os.sched_getaffinity(0))
+    advice = AdviceProcess("127.0.0.1:0", Metrics(CollectorRegistry()), [], HarvestingBoard(Board()),
+                           selection=DEFAULT_SELECTION, tls=TlsSettings(), cpus=frozenset({have[0]}))
+    advice.start()
+    try:
+        child = advice.status()["pid"]
+        assert os.sched_getaffinity(child) == {have[0]}
+        assert os.sched_getaffinity(0) == set(have[1:]), "this process's threads: the other CPUs"
+        assert advice.status()["main_cpus"] == have[1:]
+    finally:
+        advice.stop(0.2)
+    assert os.sched_getaffinity(0) == set(have), "given back on stop"

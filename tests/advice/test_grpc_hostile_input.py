@@ -27,9 +27,11 @@ BIG, HUGE = 2**63 - 1, "x" * 20_000
 INVALID, NOT_FOUND, PRECONDITION = grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION
 
 
-@pytest.fixture(scope="module")
-def stubs() -> Iterator[dict[str, Any]]:
-    with advised_channel() as ch:
+@pytest.fixture(scope="module", params=[False, True], ids=["in-process", "advice-process"])
+def stubs(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """Every case against both gRPC faces: the one process, and `server.grpc_advice_process`
+    (SelectClasses answered by the advice process, the rest forwarded to the main one)."""
+    with advised_channel(advice_process=request.param) as ch:
         yield {"p": pg.ConstrainedPlacementStub(ch), "y": yg.YarnAdvisorStub(ch), "h": hg.HdfsPlacementStub(ch),
                "s": sg.SloAdvisorStub(ch)}
 
