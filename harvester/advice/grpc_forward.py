@@ -16,7 +16,8 @@ import grpc
 from google.protobuf.descriptor import ServiceDescriptor
 
 #: Metadata a client sends that the transport sets itself on the forwarded call.
-_TRANSPORT_KEYS = ("user-agent", "grpc-", ":", "te", "content-type")
+_TRANSPORT_KEYS = frozenset({"user-agent", "te", "content-type"})
+_TRANSPORT_PREFIXES = ("grpc-", ":")
 
 
 def _identity(data: bytes) -> bytes:
@@ -35,7 +36,8 @@ def forwarded_timeout(context: grpc.ServicerContext) -> float | None:
 
 def forwarded_metadata(metadata: Any) -> tuple[tuple[str, Any], ...]:
     """The caller's own metadata (auth tokens, trace ids), without the transport's headers."""
-    return tuple((m.key, m.value) for m in metadata or () if not m.key.startswith(_TRANSPORT_KEYS))
+    return tuple((m.key, m.value) for m in metadata or ()
+                 if m.key not in _TRANSPORT_KEYS and not m.key.startswith(_TRANSPORT_PREFIXES))
 
 
 class Forwarder(grpc.GenericRpcHandler):

@@ -289,3 +289,28 @@ def test_cpus_pin_the_advice_process_and_the_main_one_until_stop() -> None:
     finally:
         advice.stop(0.2)
     assert os.sched_getaffinity(0) == set(have), "given back on stop"
+
+
+def test_the_callers_metadata_reaches_the_main_process() -> None:
+    from harvester.advice.grpc_server import ServiceImpl
+    from harvester.advice.yarn_advisor import YarnAdvisorServicer
+    from harvester.v1 import yarn_advisor_pb2_grpc as yg
+
+    class Echo(YarnAdvisorServicer):
+        def ListNodeCapacities(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+            seen = {m.key: m.value for m in context.invocation_metadata()}
+            context.abort(grpc.StatusCode.PERMISSION_DENIED, f"{seen.get('tenant-id')}|{seen.get('x-trace')}")
+
+    board = HarvestingBoard(Board())
+    impl = ServiceImpl("harvester.v1.YarnAdvisor", Echo(board), yg.add_YarnAdvisorServicer_to_server)
+    advice = AdviceProcess("127.0.0.1:0", Metrics(CollectorRegistry()), [impl], board,
+                           selection=DEFAULT_SELECTION, tls=TlsSettings())
+    advice.start()
+    try:
+        with grpc.insecure_channel(advice.address) as ch:
+            stub = yg.YarnAdvisorStub(ch)
+            got = code_of(lambda: stub.ListNodeCapacities(yarn_advisor_pb2.ListNodeCapacitiesRequest(),
+                                                          metadata=(("tenant-id", "web"), ("x-trace", "abc"))))
+        assert got == (grpc.StatusCode.PERMISSION_DENIED, "web|abc")
+    finally:
+        advice.stop(0.2)
