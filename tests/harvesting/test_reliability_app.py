@@ -161,9 +161,11 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
     return make_certs(tmp_path_factory.mktemp("certs"))
 
 
-def test_tls_and_mutual_tls_on_both_faces(tmp_path: Path, certs: Certs) -> None:
+@pytest.mark.parametrize("advice_process", [False, True], ids=["one-process", "advice-process"])
+def test_tls_and_mutual_tls_on_both_faces(tmp_path: Path, certs: Certs, advice_process: bool) -> None:
     app = _app(tmp_path, {"server": {"tls": {"cert_file": str(certs.server_cert), "key_file": str(certs.server_key),
-                                             "client_ca_file": str(certs.ca)}}})
+                                             "client_ca_file": str(certs.ca)},
+                                     "grpc_advice_process": advice_process}})
     app.start(run_loops=False)
     try:
         assert app.admin.url.startswith("https://")
@@ -180,6 +182,9 @@ def test_tls_and_mutual_tls_on_both_faces(tmp_path: Path, certs: Certs) -> None:
             with pytest.raises(grpc.RpcError) as raised:
                 stub.ListTenantClasses(yarn_advisor_pb2.ListTenantClassesRequest(), timeout=10)
             assert raised.value.code() == grpc.StatusCode.FAILED_PRECONDITION, "served over mutual TLS"
+            with pytest.raises(grpc.RpcError) as raised:  # forwarded to the main process with the advice process
+                stub.ListNodeCapacities(yarn_advisor_pb2.ListNodeCapacitiesRequest(), timeout=10)
+            assert raised.value.code() == grpc.StatusCode.FAILED_PRECONDITION
         with grpc.insecure_channel(app.grpc.address) as ch:
             with pytest.raises(grpc.RpcError) as raised:
                 yarn_advisor_pb2_grpc.YarnAdvisorStub(ch).ListTenantClasses(
