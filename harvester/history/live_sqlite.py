@@ -11,7 +11,7 @@ import json
 import math
 import sqlite3
 import threading
-from typing import Collection, Iterator, Sequence
+from typing import Callable, Collection, Iterator, Sequence, TypeVar
 
 import numpy as np
 
@@ -19,7 +19,9 @@ from harvester.domain import NodeBaseline, Resources
 from harvester.history.sql import window_select
 from harvester.models.reaction_margins import PrimaryBlock
 from harvester.models.rise_summary import FoldState, TenantDay, merge
-from harvester.models.tenant_slots import TenantSlot
+from harvester.models.tenant_slots import SlotRow, TenantSlot
+
+T = TypeVar("T")
 
 #: Values per block read back by `primary_vectors` (bounded memory: 32 MB of float32 whatever the
 #: node count; 10,000 nodes → 838 polls a block, 50,000 → 167).
@@ -65,6 +67,16 @@ class LiveSqlMixin:
             return []
         with self._lock:
             return [TenantSlot(*r) for r in self._db.execute(*query)]
+
+    def read_tenant_slots(self, consume: Callable[[Iterator[SlotRow]], T], *, since: float,
+                          until: float | None = None) -> T:
+        """`consume(rows)` over the window's rows as they stream from the database (no list of
+        them is built: a refit of thousands of tenants × 30 days), under the store's lock."""
+        query = window_select("SELECT tenant, t, util_sum, polls, nodes FROM tenant_slots", "t", since=since,
+                              until=until, key_col="tenant", keys=None, order_by="t, tenant")
+        assert query is not None  # no key filter: always a query
+        with self._lock:
+            return consume(iter(self._db.execute(*query)))
 
     def prune_tenant_slots(self, before: float) -> int:
         with self._lock:

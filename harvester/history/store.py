@@ -14,7 +14,7 @@ Models never write to the store themselves (principle 9): loops read history, ca
 
 from __future__ import annotations
 
-from typing import Collection, Iterator, Protocol, Sequence
+from typing import Callable, Collection, Iterator, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -30,13 +30,15 @@ from harvester.models.reimage_detection import DataNodeObservation, ReimageEvent
 from harvester.models.rise_summary import FoldState, TenantDay
 from harvester.models.skyline_formats import Rle
 from harvester.models.slo_contract import SloContract
-from harvester.models.tenant_slots import TenantSlot
+from harvester.models.tenant_slots import SlotRow, TenantSlot
 from harvester.models.utilization_classes import TenantClassModel
 
 class StoreError(Exception):
     """The store cannot be opened or used (corrupt file, newer schema, unwritable path)."""
 
     dependency = "store"
+
+T = TypeVar("T")
 
 
 class HistoryStore(Protocol):
@@ -102,6 +104,9 @@ class HistoryStore(Protocol):
     def tenant_slots(
         self, *, since: float, until: float | None = None, tenants: Collection[str] | None = None
     ) -> list[TenantSlot]: ...
+
+    def read_tenant_slots(self, consume: Callable[[Iterator[SlotRow]], T], *, since: float,
+                          until: float | None = None) -> T: ...  # the same rows as tuples, streamed
 
     def prune_tenant_slots(self, before: float) -> int: ...
 

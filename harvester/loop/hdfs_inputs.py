@@ -24,7 +24,7 @@ from harvester.domain import NodeSample
 from harvester.history.store import HistoryStore
 from harvester.models.hdfs_tenant_stats import TenantPeak, merge_peaks, tenant_peaks
 from harvester.models.tenant_series import build_tenant_series, primary_cpu_cores
-from harvester.models.tenant_slots import series_from_slots, slot_start
+from harvester.models.tenant_slots import series_from_rows, slot_start
 
 DAY_S = 86400.0
 
@@ -48,9 +48,9 @@ def tenant_peaks_from_history(store: HistoryStore, h: HarvestingSettings, *, sin
                               step_s: float, quantile: float) -> tuple[dict[str, TenantPeak], str]:
     """(peak per tenant, which source was used: "tenant_slots", "node_samples" or "none")."""
     start = slot_start(since, step_s)
-    slots = store.tenant_slots(since=start, until=until)
-    if slots:
-        series, _ = series_from_slots(slots, start=start, end=until, step_s=step_s)
+    series, _, read = store.read_tenant_slots(lambda rows: series_from_rows(rows, start=start, end=until, step_s=step_s),
+                                              since=start, until=until) if until > start else (None, None, 0)
+    if read:
         return tenant_peaks(series, quantile), "tenant_slots"
     parts: list[dict[str, list[float]]] = []
     t = start

@@ -54,7 +54,7 @@ from harvester.models.reaction_margins import BINS, horizon_samples, margins_fro
 from harvester.models.rise_summary import class_histogram, first_day, fold
 from harvester.models.patterns import PATTERNS, Pattern
 from harvester.models.tenant_series import TenantSeries
-from harvester.models.tenant_slots import series_from_slots, slot_start
+from harvester.models.tenant_slots import series_from_rows, slot_start
 from harvester.models.utilization_classes import TenantClassModel, fit
 from harvester.observability.metrics import Metrics
 
@@ -164,12 +164,13 @@ class Refit:
         step = h.sample_step_s
         end = slot_start(now, step)
         start = end - round(h.window_days * DAY_S / step) * step
-        slots = self._store.tenant_slots(since=start, until=end)
-        if not slots:
-            return TickResult({"refit": False, "why": "no tenant history in the window", "model_version": None})
-        start = max(start, slots[0].start)  # history younger than the window (module docstring); slots sorted by start
         began = time.perf_counter()  # decision cost in wall time, whatever the Clock
-        series, node_counts = series_from_slots(slots, start=start, end=end, step_s=step)
+        # streamed into the matrix, never one object per slot; from the first slot when the
+        # history is younger than the window (module docstring)
+        series, node_counts, slots = self._store.read_tenant_slots(
+            lambda rows: series_from_rows(rows, start=start, end=end, step_s=step, from_first=True), since=start, until=end)
+        if not series.tenants:
+            return TickResult({"refit": False, "why": "no tenant history in the window", "model_version": None})
         model = fit(series, version=version, fitted_at=now, params=class_params(h), tenant_weights=node_counts)
         margins = self._margins(series, model, version, now, end)
         self._metrics.record_decision("fit", time.perf_counter() - began)
@@ -177,7 +178,7 @@ class Refit:
         self._metrics.record_rows_written("margin_models", self._store.save_margin_model(margins))
         self._publish(model, margins, now)
         return TickResult({"refit": True, "model_version": version, "tenants": len(series.tenants),
-                           "classes": len(model.classes), "slots": len(slots)})
+                           "classes": len(model.classes), "slots": slots})
 
     def _margins(self, series: TenantSeries, model: TenantClassModel, version: int, now: float, end: float) -> MarginModel:
         r = self._h.reserve
