@@ -143,6 +143,19 @@ def _extras(settings: Settings) -> list[str]:
     return []
 
 
+def _cpus(settings: Settings) -> list[str]:
+    """server.grpc_advice_cpus must be CPUs this process may run on, and leave some for the loops."""
+    if not settings.server.grpc_advice_cpus:
+        return []
+    from harvester.advice.advice_process import split_cpus
+
+    try:
+        split_cpus(settings.server.grpc_advice_cpus)
+    except ValueError as exc:
+        return [str(exc)]
+    return []
+
+
 def _binds(addresses: Mapping[str, str], *, ports: bool) -> list[str]:
     """Each listen address that cannot be bound, in the order serve binds them, with the setting
     to change. `ports=False` binds each host on port 0: whether the address is this machine's
@@ -192,7 +205,7 @@ def preflight(settings: Settings, *, ports: bool = False, environ: Mapping[str, 
         token = None
         problems.append(str(exc))
     listens = listen_addresses(settings) if addresses is None else addresses
-    problems += _exposure(settings, token, listens) + _tls(settings) + _store(settings) + _extras(settings)
+    problems += _exposure(settings, token, listens) + _tls(settings) + _store(settings) + _extras(settings) + _cpus(settings)
     problems += _binds(listens, ports=ports)
     if problems:
         raise PreflightError("; ".join(problems))

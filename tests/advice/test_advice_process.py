@@ -314,3 +314,15 @@ def test_the_callers_metadata_reaches_the_main_process() -> None:
         assert got == (grpc.StatusCode.PERMISSION_DENIED, "web|abc")
     finally:
         advice.stop(0.2)
+
+
+def test_config_check_refuses_cpus_this_machine_does_not_give(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harvester.cli import main
+
+    beyond = max(os.sched_getaffinity(0)) + 1
+    path = tmp_path / "h.yaml"
+    path.write_text(f"server:\n  grpc_listen: 127.0.0.1:0\n  admin_listen: 127.0.0.1:0\n  grpc_advice_process: true\n"
+                    f"  grpc_advice_cpus: [{beyond}]\nembedded:\n  listen: 127.0.0.1:0\n"
+                    f"store:\n  path: {tmp_path / 'h.db'}\n")
+    assert main(["config", "check", str(path)]) == 2
+    assert f"server.grpc_advice_cpus [{beyond}]: this process may run on CPUs" in capsys.readouterr().err
