@@ -52,6 +52,19 @@ class EventQueue:
             push(heap, (t, seq, kind, payload))
         self._seq = seq
 
+    def reserve(self, n: int) -> int:
+        """Take the next `n` sequence numbers now; returns the first (see `push_reserved`)."""
+        first = self._seq + 1
+        self._seq += n
+        return first
+
+    def push_reserved(self, t: float, seq: int, kind: int, payload: Any = None) -> None:
+        """Push an event with a sequence number taken by `reserve`: it orders among equal
+        times as if it had been pushed when the number was taken."""
+        if t < self.now:
+            raise ValueError(f"event kind {kind} at {t} is in the past (now {self.now})")
+        heapq.heappush(self._heap, (t, seq, kind, payload))
+
     def __len__(self) -> int:
         return len(self._heap)
 
@@ -74,6 +87,30 @@ class Engine:
 
     def push(self, t: float, kind: int, payload: Any = None) -> None:
         self.queue.push(t, kind, payload)
+
+    def push_stream(self, kind: int, items: list[tuple[float, Any]]) -> None:
+        """`queue.push_many(kind, items)` with only the earliest item in the queue at a time: each
+        keeps the sequence number it would have had, and the next one is queued when the one
+        before it runs, so events run in exactly the same order. For many events known up
+        front (a week's ~35,000 job arrivals): a smaller heap makes every push and pop cheaper.
+        The handler of `kind` must be registered first."""
+        if kind < 0 or kind not in self._handlers:
+            raise ValueError(f"push_stream needs a registered event kind >= 0, got {kind}")
+        if not items:
+            return
+        handler, queue = self._handlers[kind], self.queue
+        first = queue.reserve(len(items))
+        order = sorted(range(len(items)), key=lambda i: items[i][0])  # stable: equal times by push order
+        inner = -1 - sum(1 for k in self._handlers if k < 0)  # a kind of its own
+
+        def run_one(t: float, pos: int) -> None:
+            if pos + 1 < len(order):
+                nxt = order[pos + 1]
+                queue.push_reserved(items[nxt][0], first + nxt, inner, pos + 1)
+            handler(t, items[order[pos]][1])
+
+        self._handlers[inner], self._sync[inner] = run_one, self._sync[kind]
+        queue.push_reserved(items[order[0]][0], first + order[0], inner, 0)
 
     def run(self, until: float, progress: Progress | None = None, progress_every: int = 4096) -> int:
         """Process events with time <= `until`; returns how many ran."""

@@ -213,11 +213,12 @@ class HeartbeatOrderPolicy:
             no_room = view.no_room
             if no_room is None:
                 no_room = (view.free_vcores <= 0) | (view.free_memory_mb <= 0)
-            full = np.flatnonzero(no_room)
+            full = no_room.nonzero()[0]  # = flatnonzero (1-D), without its wrappers: once per pass
             size = n - full.size
             if full.size * 8 <= n:  # most nodes have room: rotate the whole order
                 r = int(view.rng.integers(0, size)) if size else 0
-                skipped = np.sort(self._rank[full])  # places in the order without room
+                skipped = self._rank[full]  # places in the order without room
+                skipped.sort()
                 # room places before skipped[j]: skipped[j] - j; the r-th room place is r + #{j: that <= r}
                 p = r + int(np.searchsorted(skipped - np.arange(skipped.size), r, side="right"))
                 self._pass_order = self._twice[p:p + n]

@@ -254,8 +254,7 @@ class Simulation:
         eng.on(Ev.REIMAGE_DOWN, self._on_down)
         eng.on(Ev.REIMAGE_UP, self._on_up)
         eng.push(self.start, Ev.PRIMARY_STEP, 0)
-        for job in self.jobs:
-            eng.push(self.start + job.submit_s, Ev.ARRIVAL, job)
+        eng.push_stream(Ev.ARRIVAL, [(self.start + job.submit_s, job) for job in self.jobs])
         if self.driver is not None:
             eng.push(self.driver.next_due(), Ev.CONTROL)
         if self.reimages is not None:

@@ -263,7 +263,7 @@ class Substrate:
                     placed.extend(nodes.tolist())
                 if nodes.size < k:
                     if cand is None:  # free only shrinks during a pass: look at the nodes with room at its start
-                        cand = np.flatnonzero((free_v > 0) & (free_m > 0))
+                        cand = ((free_v > 0) & (free_m > 0)).nonzero()[0]
                     if not ((free_v[cand] >= st.vcores) & (free_m[cand] >= st.mem)).any():
                         full.append((st.vcores, st.mem))
         for job in visited:
@@ -452,8 +452,7 @@ class Substrate:
         self.over_since[nodes] = now
         speeds = np.where(batch > EPS, got_b / np.where(batch > EPS, batch, 1.0), 1.0)
         changed = self.clocks.set_speeds(nodes, speeds, now)
-        for node in (nodes if reschedule else changed).tolist():
-            self._reschedule_one(node, now)
+        self._reschedule_many(nodes if reschedule else changed, now)
         if trigger and self.delay is not None:
             hit = nodes[(short > EPS) & ~self.kill_pending[nodes]]
             if hit.size:
@@ -543,6 +542,22 @@ class Substrate:
             if t < clocks.queued[node]:  # later than the armed event: that one re-arms for it
                 clocks.queued[node] = t
                 self.engine.push(t, Ev.FINISH, node)
+
+    def _reschedule_many(self, nodes: np.ndarray, now: float) -> None:
+        """`_reschedule_one` for each of `nodes` in order (the same events pushed in the same
+        order), their next finishes computed at once."""
+        if nodes.size <= 16:
+            for node in nodes.tolist():
+                self._reschedule_one(node, now)
+            return
+        clocks, push = self.clocks, self.engine.push
+        next_at, queued = clocks.next_at, clocks.queued
+        for node, t in zip(nodes.tolist(), clocks.next_finishes(nodes, now, _alive).tolist()):
+            if t != next_at[node]:
+                next_at[node] = t
+                if t < queued[node]:
+                    queued[node] = t
+                    push(t, Ev.FINISH, node)
 
     def _on_kill_check(self, now: float, nodes: np.ndarray) -> None:
         self.kill_pending[nodes] = False

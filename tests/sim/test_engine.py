@@ -79,3 +79,36 @@ def test_duplicate_handler_is_refused() -> None:
     eng.on(1, lambda t, p: None)
     with pytest.raises(ValueError, match="already registered"):
         eng.on(1, lambda t, p: None)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_stream_runs_its_events_in_the_order_push_many_would(seed: int) -> None:
+    import random
+
+    rnd = random.Random(seed)
+    items = [(float(rnd.randint(0, 20)), f"s{i}") for i in range(40)]  # unsorted, many equal times
+    others = [(float(rnd.randint(0, 20)), f"o{i}") for i in range(30)]
+
+    def trace(stream: bool) -> list[tuple[float, str]]:
+        eng = Engine(SimClock(0.0), 0.0)
+        seen: list[tuple[float, str]] = []
+
+        def on_item(t: float, p: str) -> None:
+            seen.append((t, p))
+            if p.endswith("7"):  # a handler pushing at its own time and later
+                eng.push(t, 2, p + "+now")
+                eng.push(t + 1.0, 2, p + "+1")
+
+        eng.on(1, on_item)
+        eng.on(2, lambda t, p: seen.append((t, p)))
+        eng.queue.push_many(2, others[:10])
+        if stream:
+            eng.push_stream(1, items)
+        else:
+            eng.queue.push_many(1, items)
+        eng.queue.push_many(2, others[10:])
+        eng.run(100.0)
+        return seen
+
+    assert trace(stream=True) == trace(stream=False)
+    assert len(trace(stream=True)) == 70 + 2 * sum(1 for _, p in items if p.endswith("7"))

@@ -178,3 +178,28 @@ def test_the_views_nodes_without_room_match_the_free_arrays(policy: str, monkeyp
         over["policy.params"] = {}
     result = Simulation(load_scenario(scenarios / "bench-10k.yaml", over), base_dir=scenarios).run()
     assert len(checked) > 100 and max(checked) > 0 and result.stats.tasks_completed > 0
+
+
+def test_next_finishes_of_many_nodes_equal_one_call_per_node() -> None:
+    """The vectorized reschedule (a primary step moves thousands of speeds) gives the same bits."""
+    from harvester.sim.sharing import NodeClocks
+
+    rng = np.random.default_rng(9)
+    n = 300
+    clocks = NodeClocks(n)
+    dead: set[int] = set()
+    item = 0
+    for now in (10.0, 37.5, 80.25):
+        for node in rng.integers(0, n, 400).tolist():
+            item += 1
+            clocks.add(node, now, float(rng.uniform(0.5, 500.0)), item)
+            if rng.random() < 0.2:
+                dead.add(item)  # killed: dropped lazily from the heaps
+        nodes = np.unique(rng.integers(0, n, 200))
+        speeds = rng.choice([1.0, 0.37, 1e-12, 0.0, 0.81], nodes.size)  # incl. stalled nodes
+        clocks.set_speeds(nodes, speeds, now)
+        alive = lambda x: x not in dead  # noqa: E731
+        nodes = np.arange(n)
+        got = clocks.next_finishes(nodes, now + 1.0, alive)
+        want = [clocks.next_finish(node, now + 1.0, alive) for node in nodes.tolist()]
+        assert got.tolist() == want and math.inf in want

@@ -64,3 +64,32 @@ def test_fit_workload_reads_shapes() -> None:
     assert p.p_no_parent == 0.0 and p.mean_extra_parents == 0.0
     assert p.vcores_probs == {"1": 0.5, "2": 0.5}
     assert min(p.stage_duration_s) == 10.0 and max(p.stage_duration_s) == 20.0
+
+
+def _instantiate_per_stage(t, p: WorkloadParams, rng: np.random.Generator, run_sigma: float) -> tuple[StageSpec, ...]:
+    """The reference: one run, a lognormal call per stage (what `_instantiate` batches)."""
+    stages = []
+    for name, median, tasks, vcores, mem, parents in t.stages:
+        m = median * (rng.lognormal(0.0, run_sigma) if run_sigma > 0 else 1.0)
+        durations = np.maximum(1.0, m * rng.lognormal(0.0, p.within_stage_sigma, tasks))
+        stages.append(StageSpec(name, durations, vcores, mem, parents))
+    return tuple(stages)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_batched_runs_draw_the_same_durations_as_one_call_per_stage(seed: int) -> None:
+    from harvester.sim.synthetic import _instantiate, _template
+
+    p = WorkloadParams.load()
+    t = _template(p, np.random.default_rng(seed), 50 if seed % 2 else None)
+    for run_sigma, runs in ((0.1, 6), (0.0, 1), (0.0, 3), (0.3, 1)):
+        fast, ref = np.random.default_rng(seed + 100), np.random.default_rng(seed + 100)
+        got = _instantiate(t, p, fast, run_sigma, runs)
+        want = [_instantiate_per_stage(t, p, ref, run_sigma) for _ in range(runs)]
+        assert fast.bit_generator.state == ref.bit_generator.state  # the stream is left where it was
+        for g, w in zip(got, want, strict=True):
+            for a, b in zip(g, w, strict=True):
+                assert (a.name, a.vcores, a.memory_mb, a.parents) == (b.name, b.vcores, b.memory_mb, b.parents)
+                assert np.array_equal(a.durations_s, b.durations_s)  # bit for bit
+                assert float(a.durations_s.sum()) == float(b.durations_s.sum())
+
