@@ -2,9 +2,10 @@
 
 Why: the loops are Python. At 50,000 nodes the guard computes for ~0.7 s of every 5-s period,
 and a gRPC call answered in the same process waits for the interpreter lock at each of its
-hand-overs (poller thread → handler thread → reply): SelectClasses's p99 went from 0.65 ms to
-6.3 ms while the guard ticked (bench/harvesting.py --only guard,select). A second process has
-its own interpreter, so its calls wait for nobody.
+hand-overs (poller thread → handler thread → reply): on the 2-core development machine
+SelectClasses's p99 went from 0.72 ms to 1.10 ms while the guard ticked, and to 6.3 ms with
+another job busy on the other core (bench/harvesting.py --only guard,select). A second process
+has its own interpreter, so its calls wait for nobody.
 
 How: the main process keeps its gRPC server, bound to a private Unix socket (a 0700
 directory), and starts the advice process (advice/advice_child.py, `spawn`: no fork of a
@@ -18,7 +19,7 @@ change) — and forwards every other call to the main process byte for byte
 sent whole); if this process dies, its pipe closes and the advice process exits.
 
 Separate processes are not enough on a small machine: Linux places a waking thread on a core
-that is busy with the loops (bench: an empty call's p99 went from 0.68 to 2.5–3.5 ms with one
+that is busy with the loops (bench: an empty call's p99 went from 0.68 to 2.0–3.5 ms with one
 core busy, even at nice 19). `server.grpc_advice_cpus` pins the advice process to its own
 CPUs and the main process to the others (`split_cpus`, `pin_this_process`).
 """
