@@ -6,7 +6,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import grpc
@@ -15,6 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from harvester import __version__
 from harvester.cli import main
+from ports import free_port, http_get, wait_ready
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -34,55 +34,32 @@ def test_python_dash_m_works() -> None:
     assert out.stdout.startswith("harvester ")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _get(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_serve_answers_health_and_metrics_and_stops_within_5s(tmp_path: Path, sig: signal.Signals) -> None:
-    grpc_port, admin_port = _free_port(), _free_port()
+    grpc_port, admin_port = free_port(), free_port()
     cfg = tmp_path / "h.yaml"
     cfg.write_text(
         f"server:\n  grpc_listen: 127.0.0.1:{grpc_port}\n  admin_listen: 127.0.0.1:{admin_port}\n"
         f"store:\n  path: {tmp_path / 'h.db'}\ntelemetry:\n  poll_interval_s: 0.2\n"
-        f"embedded:\n  listen: 127.0.0.1:{_free_port()}\n"
+        f"embedded:\n  listen: 127.0.0.1:{free_port()}\n"
     )
     proc = subprocess.Popen([sys.executable, "-m", "harvester", "serve", "--config", str(cfg)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         base = f"http://127.0.0.1:{admin_port}"
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                if _get(base + "/readyz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.1)
-        else:
-            pytest.fail(f"server not ready: {proc.stderr.read() if proc.poll() is not None else 'still starting'}")
+        wait_ready(base, proc)
 
         with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as ch:
             resp = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(service=""), timeout=5)
             assert resp.status == health_pb2.HealthCheckResponse.SERVING
 
         time.sleep(0.5)  # a few telemetry ticks
-        status, body = _get(base + "/metrics")
+        status, body = http_get(base + "/metrics")
         assert status == 200
         text = body.decode()
         ticks = [l for l in text.splitlines() if l.startswith('harvester_loop_ticks_total{loop="telemetry",outcome="ok"}')]
         assert ticks and float(ticks[0].split()[-1]) >= 2, text[:500]
-        doc = json.loads(_get(base + "/status")[1])
+        doc = json.loads(http_get(base + "/status")[1])
         assert {l["name"] for l in doc["loops"]} >= {"telemetry", "retention"}
         telemetry = next(l for l in doc["loops"] if l["name"] == "telemetry")
         assert telemetry["last_summary"]["nodes"] == 12, "the embedded demo cluster is polled over HTTP"
@@ -113,7 +90,7 @@ def test_serve_with_busy_port_names_the_address_and_the_setting(tmp_path: Path, 
         s.bind(("127.0.0.1", 0))
         s.listen()
         busy = s.getsockname()[1]
-        ports = {"server.admin_listen": _free_port(), "server.grpc_listen": _free_port(), "embedded.listen": _free_port()}
+        ports = {"server.admin_listen": free_port(), "server.grpc_listen": free_port(), "embedded.listen": free_port()}
         ports[key] = busy
         cfg = tmp_path / "h.yaml"
         cfg.write_text(f"server:\n  grpc_listen: 127.0.0.1:{ports['server.grpc_listen']}\n"

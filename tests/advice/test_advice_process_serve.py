@@ -6,32 +6,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import grpc
-import pytest
 
 from harvester.v1 import common_pb2, yarn_advisor_pb2, yarn_advisor_pb2_grpc
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _get(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+from ports import free_port, http_get, wait_ready
 
 
 def _allowed_cpus(pid: int, tid: int | None = None) -> str:
@@ -43,30 +26,19 @@ def _allowed_cpus(pid: int, tid: int | None = None) -> str:
 def test_serve_with_an_advice_process_pinned_to_its_cpu(tmp_path: Path) -> None:
     cpus = sorted(os.sched_getaffinity(0))
     pinned = len(cpus) >= 2
-    grpc_port, admin_port = _free_port(), _free_port()
+    grpc_port, admin_port = free_port(), free_port()
     cfg = tmp_path / "h.yaml"
     cfg.write_text(
         f"server:\n  grpc_listen: 127.0.0.1:{grpc_port}\n  admin_listen: 127.0.0.1:{admin_port}\n"
         f"  grpc_advice_process: true\n" + (f"  grpc_advice_cpus: [{cpus[0]}]\n" if pinned else "")
-        + f"store:\n  path: {tmp_path / 'h.db'}\nembedded:\n  listen: 127.0.0.1:{_free_port()}\n"
+        + f"store:\n  path: {tmp_path / 'h.db'}\nembedded:\n  listen: 127.0.0.1:{free_port()}\n"
     )
     proc = subprocess.Popen([sys.executable, "-m", "harvester", "serve", "--config", str(cfg)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         base = f"http://127.0.0.1:{admin_port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if _get(base + "/readyz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None:
-                pytest.fail(f"serve exited: {proc.stderr.read()}")
-            time.sleep(0.2)
-        else:
-            pytest.fail("not ready within 60 s")
-        doc = json.loads(_get(base + "/status")[1])["grpc"]
+        wait_ready(base, proc, timeout_s=60)
+        doc = json.loads(http_get(base + "/status")[1])["grpc"]
         advice = doc["advice_process"]
         assert advice["alive"] and advice["restarts"] == 0 and doc["address"] == f"127.0.0.1:{grpc_port}"
         if pinned:
@@ -91,7 +63,7 @@ def test_serve_with_an_advice_process_pinned_to_its_cpu(tmp_path: Path) -> None:
             assert answer.classes and answer.model_version >= 1
             nodes = stub.ListNodeCapacities(yarn_advisor_pb2.ListNodeCapacitiesRequest(), timeout=5)  # forwarded
             assert len(nodes.nodes) == 12
-        metrics = _get(base + "/metrics")[1].decode()
+        metrics = http_get(base + "/metrics")[1].decode()
         assert 'harvester_grpc_requests_total{code="OK",method="/harvester.v1.YarnAdvisor/ListNodeCapacities"}' in metrics
 
         started = time.monotonic()
