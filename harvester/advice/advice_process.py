@@ -3,9 +3,9 @@
 Why: the loops are Python. At 50,000 nodes the guard computes for ~0.7 s of every 5-s period,
 and a gRPC call answered in the same process waits for the interpreter lock at each of its
 hand-overs (poller thread → handler thread → reply): on the 2-core development machine
-SelectClasses's p99 went from 0.72 ms to 1.10 ms while the guard ticked, and to 6.3 ms with
-another job busy on the other core (bench/harvesting.py --only guard,select). A second process
-has its own interpreter, so its calls wait for nobody.
+SelectClasses's p99 went from ~0.75 ms to 0.80–1.10 ms while the guard ticked, and to 6.3 ms
+with another job busy on the other core (bench/harvesting.py --only guard,select). A second
+process has its own interpreter, so its calls wait for nobody.
 
 How: the main process keeps its gRPC server, bound to a private Unix socket (a 0700
 directory), and starts the advice process (advice/advice_child.py, `spawn`: no fork of a
