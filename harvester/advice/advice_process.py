@@ -102,7 +102,6 @@ class AdviceProcess:
         self._changed = threading.Event()
         self._synced, self._synced_token = threading.Event(), 0
         self._stopping = threading.Event()
-        self._threads: list[threading.Thread] = []
         self.address = listen
         self.restarts = 0
 
@@ -117,9 +116,7 @@ class AdviceProcess:
         self._board.board.watch(HARVESTING, self._changed.set)
         self._changed.set()
         for name, body in (("advice-mirror", self._mirror), ("advice-receive", self._receive)):
-            thread = threading.Thread(target=body, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+            threading.Thread(target=body, name=name, daemon=True).start()
 
     def _spawn(self) -> None:
         parent, child = self._ctx.Pipe()
@@ -182,14 +179,14 @@ class AdviceProcess:
     def sync(self, timeout_s: float = 10.0) -> bool:
         """Send the board's current state and wait until the advice process has applied it (tests,
         the bench); False on timeout or when it is not running."""
-        token = object()
         with self._lock:
-            self._synced_token, done = id(token), self._synced
+            self._synced_token += 1  # a late answer to an earlier sync never counts for this one
+            token, done = self._synced_token, self._synced
             done.clear()
             if not self._send_changes():
                 return False
             try:
-                self._conn.send(("sync", id(token)))  # type: ignore[union-attr]
+                self._conn.send(("sync", token))  # type: ignore[union-attr]
             except OSError:
                 return False
         return done.wait(timeout_s)

@@ -61,22 +61,17 @@ class LiveSqlMixin:
     def tenant_slots(
         self, *, since: float, until: float | None = None, tenants: Collection[str] | None = None
     ) -> list[TenantSlot]:
-        query = window_select("SELECT tenant, t, util_sum, polls, nodes FROM tenant_slots", "t", since=since,
-                              until=until, key_col="tenant", keys=tenants, order_by="t, tenant")
-        if query is None:
-            return []
-        with self._lock:
-            return [TenantSlot(*r) for r in self._db.execute(*query)]
+        return self.read_tenant_slots(lambda rows: [TenantSlot(*r) for r in rows], since=since, until=until,
+                                      tenants=tenants)
 
     def read_tenant_slots(self, consume: Callable[[Iterator[SlotRow]], T], *, since: float,
-                          until: float | None = None) -> T:
+                          until: float | None = None, tenants: Collection[str] | None = None) -> T:
         """`consume(rows)` over the window's rows as they stream from the database (no list of
         them is built: a refit of thousands of tenants × 30 days), under the store's lock."""
         query = window_select("SELECT tenant, t, util_sum, polls, nodes FROM tenant_slots", "t", since=since,
-                              until=until, key_col="tenant", keys=None, order_by="t, tenant")
-        assert query is not None  # no key filter: always a query
+                              until=until, key_col="tenant", keys=tenants, order_by="t, tenant")
         with self._lock:
-            return consume(iter(self._db.execute(*query)))
+            return consume(iter(self._db.execute(*query) if query is not None else ()))
 
     def prune_tenant_slots(self, before: float) -> int:
         with self._lock:

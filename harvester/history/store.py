@@ -105,8 +105,8 @@ class HistoryStore(Protocol):
         self, *, since: float, until: float | None = None, tenants: Collection[str] | None = None
     ) -> list[TenantSlot]: ...
 
-    def read_tenant_slots(self, consume: Callable[[Iterator[SlotRow]], T], *, since: float,
-                          until: float | None = None) -> T: ...  # the same rows as tuples, streamed
+    def read_tenant_slots(self, consume: Callable[[Iterator[SlotRow]], T], *, since: float, until: float | None = None,
+                          tenants: Collection[str] | None = None) -> T: ...  # the same rows as tuples, streamed
 
     def prune_tenant_slots(self, before: float) -> int: ...
 

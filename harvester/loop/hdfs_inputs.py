@@ -48,10 +48,11 @@ def tenant_peaks_from_history(store: HistoryStore, h: HarvestingSettings, *, sin
                               step_s: float, quantile: float) -> tuple[dict[str, TenantPeak], str]:
     """(peak per tenant, which source was used: "tenant_slots", "node_samples" or "none")."""
     start = slot_start(since, step_s)
-    series, _, read = store.read_tenant_slots(lambda rows: series_from_rows(rows, start=start, end=until, step_s=step_s),
-                                              since=start, until=until) if until > start else (None, None, 0)
-    if read:
-        return tenant_peaks(series, quantile), "tenant_slots"
+    if until > start:
+        series, _, read = store.read_tenant_slots(
+            lambda rows: series_from_rows(rows, start=start, end=until, step_s=step_s), since=start, until=until)
+        if read:
+            return tenant_peaks(series, quantile), "tenant_slots"
     parts: list[dict[str, list[float]]] = []
     t = start
     while t < until:

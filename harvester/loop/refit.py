@@ -164,7 +164,7 @@ class Refit:
         step = h.sample_step_s
         end = slot_start(now, step)
         start = end - round(h.window_days * DAY_S / step) * step
-        began = time.perf_counter()  # decision cost in wall time, whatever the Clock
+        began = time.perf_counter()  # decision cost in wall time, whatever the Clock (with the read: one stream)
         # streamed into the matrix, never one object per slot; from the first slot when the
         # history is younger than the window (module docstring)
         series, node_counts, slots = self._store.read_tenant_slots(

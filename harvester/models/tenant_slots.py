@@ -165,5 +165,4 @@ def series_from_rows(
     names_by_code = sorted((n, c) for n, c in codes.items() if kept[c])
     order = np.array([c for _, c in names_by_code], np.int64)
     tenants = tuple(n for n, _ in names_by_code)
-    return (TenantSeries(tenants, matrix[order] if order.size else np.full((0, width), np.nan), step_s, start),
-            {n: int(most[c]) for n, c in names_by_code}, read)
+    return TenantSeries(tenants, matrix[order], step_s, start), {n: int(most[c]) for n, c in names_by_code}, read
